@@ -1,0 +1,58 @@
+/* result.h - what tuning produces and the cache stores: the GPU's identity, each evaluated
+ * configuration and the choice.  Shared by the tuner (tune.c, which fills it) and the cache
+ * (record.c, which writes and reads it as JSON). */
+#ifndef KT_RESULT_H
+#define KT_RESULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The identity of a GPU, as far as it changes which configuration is best. */
+typedef struct kt_gpu_id {
+	char name[128];       /* "NVIDIA H200" */
+	int cc_major, cc_minor;
+	int sms;              /* multiprocessors */
+	int64_t l2_bytes;
+	int64_t smem_optin;   /* opt-in shared memory per block, bytes */
+} kt_gpu_id;
+
+typedef enum kt_status {
+	KT_OK,             /* compiled, agreed with the reference, timed */
+	KT_COMPILE_FAILED, /* nvcc failed; msg holds its message */
+	KT_OVER_LIMITS,    /* compiled, but uses more than the device allows; msg says what */
+	KT_CHECK_FAILED,   /* ran, but an output differed from the reference beyond the tolerance */
+	KT_FAULTED,        /* an illegal address, a launch failure: the worker was restarted */
+	KT_TIMED_OUT,      /* the watchdog fired: the worker was killed and restarted */
+	KT_NSTATUS
+} kt_status;
+
+/* "ok", "compile-failed", "over-limits", "check-failed", "faulted", "timed-out" */
+extern const char *const kt_status_names[KT_NSTATUS];
+
+typedef struct kt_eval {
+	uint16_t *cfg;        /* nparams value indices (owned by the result) */
+	kt_status status;
+	double median_us;     /* KT_OK only */
+	double spread_us;     /* half the distance between the 10th and 90th percentile */
+	int regs, smem_static, local_bytes; /* from the compiled variant; -1 when unknown */
+	char *msg;            /* why it failed, or NULL (owned) */
+} kt_eval;
+
+typedef struct kt_tune_result {
+	int nparams;
+	size_t nevals;
+	kt_eval *evals;       /* in evaluation order (owned) */
+	long best;            /* index into evals of the chosen configuration; -1 when none passed */
+	double floor_us;      /* roofline floor at this shape; 0 when the template gives no bytes/flops */
+	double bw_gbs;        /* measured copy bandwidth used for the floor (GB/s) */
+	double flops_rate;    /* measured arithmetic rate used for the floor (GFLOP/s), 0 if unused */
+	char strategy[32];
+	uint64_t seed;
+	long budget;          /* evaluations allowed */
+	double seconds;       /* wall time of the tuning */
+	char driver[32], runtime[32];
+} kt_tune_result;
+
+void kt_tune_result_free(kt_tune_result *r);
+
+#endif

@@ -1,0 +1,42 @@
+/* space.h - the feasible configurations of a template at one shape.
+ *
+ * Enumeration is a depth-first walk over the parameters in declaration order.  Each constraint
+ * is attached to the depth at which the last parameter it mentions is bound, and is checked
+ * there, so an infeasible prefix is cut with everything below it.  Constraints that mention
+ * only shape symbols are checked once, before the walk.
+ */
+#ifndef KT_SPACE_H
+#define KT_SPACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tmpl.h"
+
+/* The enumerated configurations: a dense array of count * nparams value indices.
+ * Owned by the caller; release with kt_space_free. */
+typedef struct kt_space {
+	int nparams;
+	size_t count;
+	uint16_t *cfgs; /* configuration i is cfgs + i * nparams */
+} kt_space;
+
+/* Number of combinations before constraints (a double: it may not fit 64 bits). */
+double kt_space_combinations(const kt_tmpl *t);
+
+/* Calls visit for each feasible configuration at this shape, in lexicographic order of value
+ * indices; stops early when visit returns non-zero.  Returns the number visited, or -1 with err
+ * set when a constraint cannot be evaluated (e.g. division by zero), naming it. */
+long long kt_space_walk(const kt_tmpl *t, const int64_t *shape, int (*visit)(void *ctx, const uint16_t *cfg),
+			void *ctx, kt_err *err);
+
+/* Collects every feasible configuration.  0 on success. */
+int kt_space_enum(const kt_tmpl *t, const int64_t *shape, kt_space *out, kt_err *err);
+void kt_space_free(kt_space *s);
+
+static inline const uint16_t *kt_space_cfg(const kt_space *s, size_t i) { return s->cfgs + i * (size_t)s->nparams; }
+
+/* True when cfg satisfies every constraint at this shape (the slow, obvious check). */
+int kt_space_feasible(const kt_tmpl *t, const int64_t *shape, const uint16_t *cfg);
+
+#endif

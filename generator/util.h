@@ -1,0 +1,89 @@
+/* util.h - the small things every module uses: errors, growable text, arenas, files.
+ *
+ * Errors have two tiers.  Library code returns -1 (or NULL) and fills a kt_err;
+ * only main() prints and chooses the exit status.  A kt_err also carries the exit
+ * class (bad input vs internal failure), so the CLI can map it to 1 or 2.
+ */
+#ifndef KT_UTIL_H
+#define KT_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KT_VERSION "0.1.0"
+
+/* ---- errors ---------------------------------------------------------------- */
+
+enum kt_errclass { KT_E_INPUT = 1, KT_E_INTERNAL = 2 };
+
+typedef struct kt_err {
+	int cls;        /* KT_E_INPUT or KT_E_INTERNAL; 0 while no error was set */
+	char msg[2048]; /* one or more lines, no trailing newline */
+} kt_err;
+
+/* Sets err (if not NULL) to a bad-input error; returns -1 so callers can `return kt_fail(...)`. */
+int kt_fail(kt_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Same, for internal failures (I/O, out of memory, a child that crashed). */
+int kt_fail_internal(kt_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Aborts with a message: only for allocation failure and broken invariants. */
+_Noreturn void kt_oom(void);
+void *kt_xmalloc(size_t n);
+void *kt_xcalloc(size_t n, size_t size);
+void *kt_xrealloc(void *p, size_t n);
+char *kt_xstrdup(const char *s);
+
+/* ---- growable text buffer --------------------------------------------------
+ * Owns its bytes; always NUL-terminated once anything was added.  Zero-initialise
+ * (kt_buf b = {0};) and release with kt_buf_free. */
+typedef struct kt_buf {
+	char *data;
+	size_t len, cap;
+} kt_buf;
+
+void kt_buf_add(kt_buf *b, const void *p, size_t n);
+void kt_buf_puts(kt_buf *b, const char *s);
+void kt_buf_putc(kt_buf *b, char c);
+void kt_buf_printf(kt_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void kt_buf_vprintf(kt_buf *b, const char *fmt, va_list ap);
+void kt_buf_reset(kt_buf *b);          /* length 0, keeps the storage */
+char *kt_buf_detach(kt_buf *b);        /* caller owns the returned string; b is empty */
+void kt_buf_free(kt_buf *b);
+const char *kt_buf_str(const kt_buf *b); /* "" when empty */
+
+/* ---- arena ------------------------------------------------------------------
+ * Everything parsed from one template lives in one arena and dies with it. */
+typedef struct kt_arena kt_arena;
+
+kt_arena *kt_arena_new(void);
+void *kt_arena_alloc(kt_arena *a, size_t n);        /* zeroed, aligned for any type */
+char *kt_arena_strndup(kt_arena *a, const char *s, size_t n);
+char *kt_arena_strdup(kt_arena *a, const char *s);
+void kt_arena_free(kt_arena *a);
+
+/* ---- files --------------------------------------------------------------- */
+
+/* Reads a whole file into out (NUL-terminated).  0 on success. */
+int kt_read_file(const char *path, kt_buf *out, kt_err *err);
+/* Writes data to path atomically: a temp file in the same directory, fsync, rename.
+ * Readers see the old file or the new one, never a part. */
+int kt_write_atomic(const char *path, const void *data, size_t len, kt_err *err);
+/* Like kt_write_atomic, but leaves the file alone (and its mtime) when it already
+ * holds exactly these bytes, so a re-run does not trigger rebuilds.  *changed may be NULL. */
+int kt_write_if_changed(const char *path, const void *data, size_t len, int *changed, kt_err *err);
+/* mkdir -p.  0 on success. */
+int kt_mkdirs(const char *path, kt_err *err);
+/* Joins a directory and a name into a new string. */
+char *kt_path_join(const char *dir, const char *name);
+/* The directory part of path, as a new string ("." when none). */
+char *kt_path_dir(const char *path);
+
+/* ---- small helpers ----------------------------------------------------- */
+
+/* Parses a decimal int64 in s[0..n); 0 on success. */
+int kt_parse_i64(const char *s, size_t n, int64_t *out);
+/* True when name is a C identifier. */
+int kt_is_ident(const char *s, size_t n);
+
+#endif

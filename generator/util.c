@@ -240,6 +240,12 @@ static int write_all(int fd, const void *data, size_t len)
 
 int kt_write_atomic(const char *path, const void *data, size_t len, kt_err *err)
 {
+	return kt_write_atomic_cb(path, data, len, NULL, NULL, err);
+}
+
+int kt_write_atomic_cb(const char *path, const void *data, size_t len, void (*before_rename)(void *ctx),
+		       void *ctx, kt_err *err)
+{
 	kt_buf tmp = {0};
 	kt_buf_printf(&tmp, "%s.tmp.%ld.XXXXXX", path, (long)getpid());
 	int fd = mkstemp(tmp.data);
@@ -256,6 +262,8 @@ int kt_write_atomic(const char *path, const void *data, size_t len, kt_err *err)
 		rc = kt_fail_internal(err, "%s: chmod failed: %s", path, strerror(errno));
 	if (close(fd) != 0 && rc == 0)
 		rc = kt_fail_internal(err, "%s: close failed: %s", path, strerror(errno));
+	if (rc == 0 && before_rename)
+		before_rename(ctx);
 	if (rc == 0 && rename(tmp.data, path) != 0)
 		rc = kt_fail_internal(err, "%s: rename failed: %s", path, strerror(errno));
 	if (rc != 0)

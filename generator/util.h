@@ -69,6 +69,10 @@ int kt_read_file(const char *path, kt_buf *out, kt_err *err);
 /* Writes data to path atomically: a temp file in the same directory, fsync, rename.
  * Readers see the old file or the new one, never a part. */
 int kt_write_atomic(const char *path, const void *data, size_t len, kt_err *err);
+/* kt_write_atomic with a seam: before_rename(ctx), when not NULL, runs after the temporary file
+ * is written and synced and before the rename (tests stop or kill a writer there). */
+int kt_write_atomic_cb(const char *path, const void *data, size_t len, void (*before_rename)(void *ctx),
+		       void *ctx, kt_err *err);
 /* Like kt_write_atomic, but leaves the file alone (and its mtime) when it already
  * holds exactly these bytes, so a re-run does not trigger rebuilds.  *changed may be NULL. */
 int kt_write_if_changed(const char *path, const void *data, size_t len, int *changed, kt_err *err);

@@ -4,14 +4,16 @@
  *   expr    := cond
  *   cond    := or ( '?' expr ':' cond )?
  *   or      := and ( '||' and )*
- *   and     := cmp ( '&&' cmp )*
- *   cmp     := add ( ('=='|'!='|'<'|'<='|'>'|'>=') add )*
+ *   and     := eq ( '&&' eq )*
+ *   eq      := rel ( ('=='|'!=') rel )*
+ *   rel     := add ( ('<'|'<='|'>'|'>=') add )*
  *   add     := mul ( ('+'|'-') mul )*
  *   mul     := unary ( ('*'|'/'|'%') unary )*
  *   unary   := ('-'|'+'|'!') unary | primary
  *   primary := INT | FLOAT | 'true' | 'false' | STRING | NAME | NAME '(' expr (',' expr)* ')' | '(' expr ')'
  * Functions: min(a,b,...), max(a,b,...), cdiv(a,b) (ceil-div of integers), abs(a), floor(a), ceil(a),
- * log2(a) (floor of log2 of a positive integer), pow2(a) (1 << a).
+ * log2(a) (floor of log2 of a positive integer), pow2(a) (1 << a, a in 0..62).  floor and ceil
+ * give integers.  '%', cdiv, log2 and pow2 take integers only (a float operand is a parse error).
  * Values are int64 or double; an operation with a double operand is done in double; '/' and '%'
  * on integers truncate like C; division or modulo by zero is an evaluation error.
  * Comparisons and logic give int 0/1.  A STRING ("name") may only be compared (== or !=) with

@@ -1,0 +1,184 @@
+# RunTests.cmake: kt's CMake-module tests, one per ctest test, run as
+#
+#   cmake -DTEST=<name> -DKT_SOURCE_DIR=<kt sources> -DKT_BUILD_DIR=<kt build> -DKT_EXE=<kt tool>
+#         -DWORK=<scratch dir> -DCUDA_COMPILER=<nvcc> -DMAKE_PROGRAM=<ninja> -P RunTests.cmake
+#
+# Each test copies a fixture project (project/, or example_project/) into WORK, configures it with
+# Ninja, and checks what happened: the exit status, the messages (regular expressions, in the
+# style of CMake's RunCMake: cases/<Case>-stderr.txt), the files written, the build.  A failed
+# check is a FATAL_ERROR naming what was expected and showing what came instead.
+cmake_minimum_required(VERSION 3.25)
+
+foreach(var TEST KT_SOURCE_DIR KT_BUILD_DIR KT_EXE WORK)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "RunTests.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+if(NOT CUDA_COMPILER)
+  message("kt-test: skipped: no CUDA compiler was found when kt was configured")
+  return()
+endif()
+set(FIXTURE "${CMAKE_CURRENT_LIST_DIR}/project")
+
+# ---- helpers ------------------------------------------------------------------------------
+
+# Runs a command in WORK; sets <prefix>_rc and <prefix>_out (stdout and stderr together).
+function(run prefix)
+  string(REPLACE ";" " " shown "${ARGN}")
+  message(STATUS "kt-test: ${shown}")
+  execute_process(COMMAND ${ARGN} WORKING_DIRECTORY "${WORK}"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  set(${prefix}_rc "${rc}" PARENT_SCOPE)
+  set(${prefix}_out "${out}" PARENT_SCOPE)
+endfunction()
+
+function(fail what output)
+  message(FATAL_ERROR "kt-test ${TEST}: ${what}\n---- output ----\n${output}\n----------------")
+endfunction()
+
+# Copies a project into WORK/<dir>, fresh.
+function(copy_project from dir)
+  file(REMOVE_RECURSE "${WORK}/${dir}")
+  file(COPY "${from}/" DESTINATION "${WORK}/${dir}" PATTERN "build" EXCLUDE)
+endfunction()
+
+# Configures WORK/<src> into WORK/<build>; extra arguments are -D options.  Sets cfg_rc, cfg_out.
+function(configure src build)
+  run(cfg "${CMAKE_COMMAND}" -S "${WORK}/${src}" -B "${WORK}/${build}" -G Ninja
+    "-DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}" "-DCMAKE_CUDA_COMPILER=${CUDA_COMPILER}"
+    "-DKT_SOURCE_DIR=${KT_SOURCE_DIR}" "-DKT_CACHE_DIR=${WORK}/user-cache" -DKT_AGENT=off ${ARGN})
+  set(cfg_rc "${cfg_rc}" PARENT_SCOPE)
+  set(cfg_out "${cfg_out}" PARENT_SCOPE)
+endfunction()
+
+function(expect_ok prefix what)
+  if(NOT "${${prefix}_rc}" STREQUAL "0")
+    fail("${what} failed (${${prefix}_rc})" "${${prefix}_out}")
+  endif()
+endfunction()
+
+# CMake wraps the lines of its messages; so the output also matches when it matches with every run
+# of blanks and newlines made one blank.
+function(expect_match prefix regex what)
+  string(REGEX REPLACE "[ \n]+" " " flat "${${prefix}_out}")
+  if(NOT "${${prefix}_out}" MATCHES "${regex}" AND NOT flat MATCHES "${regex}")
+    fail("${what}: the output does not match\n  ${regex}" "${${prefix}_out}")
+  endif()
+endfunction()
+
+# The output directory of a kernel must hold nothing, or not exist, after a failed configure.
+function(expect_no_output dir)
+  file(GLOB_RECURSE left "${dir}/*")
+  if(left)
+    string(REPLACE ";" "\n  " left "${left}")
+    fail("files were left in ${dir}" "  ${left}")
+  endif()
+endfunction()
+
+# Configures, builds and runs the fixture with case Scale (the good call).
+function(build_fixture)
+  configure(src build -DKT_CASE=Scale ${ARGN})
+  expect_ok(cfg "configure")
+  run(bld "${CMAKE_COMMAND}" --build "${WORK}/build")
+  expect_ok(bld "build")
+  run(app "${WORK}/build/fixture_app")
+  expect_ok(app "fixture_app")
+  expect_match(app "fixture_app: (ok|no CUDA GPU)" "fixture_app")
+  foreach(f kt_scale.h kt_scale.cu kt_scale.json kt_scale.cmake)
+    if(NOT EXISTS "${WORK}/build/kt/scale/${f}")
+      fail("kt generate did not write ${f}" "${cfg_out}")
+    endif()
+  endforeach()
+  set(cfg_out "${cfg_out}" PARENT_SCOPE)
+endfunction()
+
+# ---- the tests ----------------------------------------------------------------------------
+
+# kt through add_subdirectory(): the tool is built from source at configure time, once.
+function(test_add_subdirectory)
+  copy_project("${FIXTURE}" src)
+  build_fixture(-DKT_FIXTURE_MODE=subdir)
+  expect_match(cfg "kt: building the kt tool in" "first configure")
+  if(NOT EXISTS "${WORK}/build/kt-tool/generator/kt")
+    fail("the kt tool was not built in build/kt-tool" "${cfg_out}")
+  endif()
+  configure(src build)
+  expect_ok(cfg "second configure")
+  if(cfg_out MATCHES "building the kt tool")
+    fail("the second configure built the kt tool again" "${cfg_out}")
+  endif()
+endfunction()
+
+# kt through find_package(): install this build of kt into a prefix first.
+function(test_package)
+  file(REMOVE_RECURSE "${WORK}/prefix")
+  run(inst "${CMAKE_COMMAND}" --install "${KT_BUILD_DIR}" --prefix "${WORK}/prefix")
+  expect_ok(inst "cmake --install")
+  copy_project("${FIXTURE}" src)
+  build_fixture(-DKT_FIXTURE_MODE=package "-DCMAKE_PREFIX_PATH=${WORK}/prefix")
+  expect_match(cfg "kt-fixture: package from [^\n]*/prefix/" "configure")
+  expect_match(cfg "kt-fixture: KT_TEMPLATES_DIR=[^\n]*/prefix/share/kt/templates\n" "configure")
+  if(NOT EXISTS "${WORK}/prefix/bin/kt")
+    fail("kt was not installed into prefix/bin" "${inst_out}")
+  endif()
+endfunction()
+
+# A bad call: the configure fails with the message of cases/<CASE>-stderr.txt and leaves no
+# files in the kernel's output directory.
+function(test_error)
+  copy_project("${FIXTURE}" src)
+  configure(src build -DKT_FIXTURE_MODE=subdir "-DKT_CASE=${CASE}" "-DKT_EXECUTABLE=${KT_EXE}")
+  if("${cfg_rc}" STREQUAL "0")
+    fail("configure of case ${CASE} succeeded; it must fail" "${cfg_out}")
+  endif()
+  file(READ "${FIXTURE}/cases/${CASE}-stderr.txt" regex)
+  string(REGEX REPLACE "\n$" "" regex "${regex}")
+  string(REPLACE "\\n" "\n" regex "${regex}")
+  expect_match(cfg "${regex}" "configure of case ${CASE}")
+  if(NOT CASE STREQUAL "DuplicateName")
+    expect_no_output("${WORK}/build/kt/scale")
+  endif()
+endfunction()
+
+# Editing the template makes the next build re-run the configure and so the generation.
+function(test_reconfigure_on_edit)
+  copy_project("${FIXTURE}" src)
+  build_fixture(-DKT_FIXTURE_MODE=subdir "-DKT_EXECUTABLE=${KT_EXE}")
+  file(READ "${WORK}/build/kt/scale/kt_scale.json" before)
+  run(bld "${CMAKE_COMMAND}" --build "${WORK}/build")
+  expect_ok(bld "second build")
+  if(bld_out MATCHES "Re-running CMake")
+    fail("a build with nothing changed re-ran CMake" "${bld_out}")
+  endif()
+  file(READ "${WORK}/src/scale.cu.tmpl" tmpl)
+  string(REPLACE "out[i] = 2.0f * x[i];" "out[i] = x[i] + x[i]; // edited" tmpl "${tmpl}")
+  file(WRITE "${WORK}/src/scale.cu.tmpl" "${tmpl}")
+  run(bld "${CMAKE_COMMAND}" --build "${WORK}/build")
+  expect_ok(bld "build after the edit")
+  expect_match(bld "Re-running CMake" "build after the edit")
+  expect_match(bld "kt: generating scale" "build after the edit")
+  file(READ "${WORK}/build/kt/scale/kt_scale.json" after)
+  if(before STREQUAL after)
+    fail("the manifest did not change after the template changed" "${bld_out}")
+  endif()
+endfunction()
+
+# The example project, configured, built and run as its README says.
+function(test_example_project)
+  copy_project("${KT_SOURCE_DIR}/example_project" example)
+  configure(example build "-DKT_EXECUTABLE=${KT_EXE}")
+  expect_ok(cfg "configure of example_project")
+  run(bld "${CMAKE_COMMAND}" --build "${WORK}/build")
+  expect_ok(bld "build of example_project")
+  run(app "${WORK}/build/example_app")
+  expect_ok(app "example_app")
+  expect_match(app "example_app: (no CUDA GPU found|all results within tolerance)" "example_app")
+endfunction()
+
+if(NOT COMMAND "test_${TEST}")
+  message(FATAL_ERROR "RunTests.cmake: no test '${TEST}'")
+endif()
+file(REMOVE_RECURSE "${WORK}") # every run starts from nothing
+file(MAKE_DIRECTORY "${WORK}")
+cmake_language(CALL "test_${TEST}")
+message(STATUS "kt-test ${TEST}: passed")

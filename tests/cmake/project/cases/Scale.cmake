@@ -1,0 +1,2 @@
+# The good call: two shapes of the fixture template.
+kt_add_tuned_kernel(fixture_app NAME scale TEMPLATE scale.cu.tmpl SHAPES n=1024 n=65536)

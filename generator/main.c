@@ -13,6 +13,7 @@ struct subcommand {
 
 /* Sorted by name (a unit test keeps it so). */
 static const struct subcommand commands[] = {
+	{"cache", kt_cmd_cache, "inspect and maintain the tuning cache (stats, ls, show, explain, verify, gc, promote)"},
 	{"check", kt_cmd_check, "validate a template; count its combinations and feasible configurations"},
 	{"generate", kt_cmd_generate, "emit the tuned variants, the launcher and the manifest for a kernel"},
 	{"space", kt_cmd_space, "list the feasible configurations of a template at a shape"},

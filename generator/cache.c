@@ -1,0 +1,461 @@
+/* cache.c - the three tiers of the tuning cache (see cache.h and docs/cache.md). */
+#define _POSIX_C_SOURCE 200809L
+#include "cache.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "remote.h"
+
+const char *const kt_tier_names[KT_NTIERS] = {"user", "project", "remote"};
+
+/* Test seam: a store sleeps this long between writing its temporary file and renaming it. */
+#define STORE_PAUSE_ENV "KT_TEST_STORE_PAUSE_MS"
+
+struct kt_cache {
+	char *dir[KT_NTIERS]; /* directory tiers; dir[KT_TIER_REMOTE] stays NULL */
+	char *remote_url;
+	kt_remote *remote;    /* NULL when none or switched off */
+	int read_only;
+	char *retune;
+	void (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
+	kt_cache_stats stats;
+};
+
+static void warn(kt_cache *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(kt_cache *c, const char *fmt, ...)
+{
+	if (!c->warn)
+		return;
+	kt_buf b = {0};
+	va_list ap;
+	va_start(ap, fmt);
+	kt_buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	c->warn(c->warn_ctx, kt_buf_str(&b));
+	kt_buf_free(&b);
+}
+
+/* ---- paths ---- */
+
+char *kt_cache_default_dir(kt_err *err)
+{
+	const char *v;
+	if ((v = getenv("KT_CACHE_DIR")) && *v)
+		return kt_xstrdup(v);
+	if ((v = getenv("XDG_CACHE_HOME")) && *v)
+		return kt_path_join(v, "kt");
+	if ((v = getenv("HOME")) && *v)
+		return kt_path_join(v, ".cache/kt");
+	return kt_fail(err, "no cache directory: set KT_CACHE_DIR (or XDG_CACHE_HOME or HOME)"), NULL;
+}
+
+static char *version_dir(const char *dir)
+{
+	char name[16];
+	snprintf(name, sizeof name, "v%d", KT_KEY_FORMAT);
+	return kt_path_join(dir, name);
+}
+
+char *kt_cache_record_path(const char *dir, const char *key)
+{
+	kt_buf b = {0};
+	kt_buf_printf(&b, "v%d/%.2s/%s.json", KT_KEY_FORMAT, key, key);
+	char *p = kt_path_join(dir, b.data);
+	kt_buf_free(&b);
+	return p;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The names in dir that keep(name) accepts, sorted.  *n gets the count. */
+static char **list_dir(const char *dir, int (*keep)(const char *name), size_t *n)
+{
+	*n = 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return NULL;
+	char **names = NULL;
+	size_t cap = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (!keep(e->d_name))
+			continue;
+		if (*n == cap)
+			names = kt_xrealloc(names, (cap = cap ? 2 * cap : 64) * sizeof *names);
+		names[(*n)++] = kt_xstrdup(e->d_name);
+	}
+	closedir(d);
+	if (*n)
+		qsort(names, *n, sizeof *names, cmp_str);
+	return names;
+}
+
+static void free_list(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+static int is_fanout(const char *name)
+{
+	char tmp[KT_KEY_HEX];
+	if (strlen(name) != 2)
+		return 0;
+	snprintf(tmp, sizeof tmp, "%s%030d", name, 0);
+	return kt_key_is_hex(tmp);
+}
+
+/* "K.json" with K a key; temporary files ("K.json.tmp.PID.XXXXXX") are not records. */
+static int is_record(const char *name)
+{
+	size_t n = strlen(name);
+	if (n != KT_KEY_HEX - 1 + 5 || strcmp(name + n - 5, ".json") != 0)
+		return 0;
+	char key[KT_KEY_HEX];
+	memcpy(key, name, KT_KEY_HEX - 1);
+	key[KT_KEY_HEX - 1] = '\0';
+	return kt_key_is_hex(key);
+}
+
+int kt_cache_each(const char *dir, int (*visit)(void *ctx, const char *path, const char *key), void *ctx)
+{
+	char *vdir = version_dir(dir);
+	size_t nsub;
+	char **subs = list_dir(vdir, is_fanout, &nsub);
+	int rc = 0;
+	for (size_t i = 0; i < nsub && rc == 0; i++) {
+		char *sub = kt_path_join(vdir, subs[i]);
+		size_t nrec;
+		char **recs = list_dir(sub, is_record, &nrec);
+		for (size_t j = 0; j < nrec && rc == 0; j++) {
+			char *path = kt_path_join(sub, recs[j]);
+			recs[j][KT_KEY_HEX - 1] = '\0';
+			rc = visit(ctx, path, recs[j]);
+			free(path);
+		}
+		free_list(recs, nrec);
+		free(sub);
+	}
+	free_list(subs, nsub);
+	free(vdir);
+	return rc;
+}
+
+/* ---- open and close ---- */
+
+kt_cache *kt_cache_open(const kt_cache_opts *o, kt_err *err)
+{
+	kt_cache *c = kt_xcalloc(1, sizeof *c);
+	c->dir[KT_TIER_USER] = o->user_dir && *o->user_dir ? kt_xstrdup(o->user_dir) : kt_cache_default_dir(err);
+	if (!c->dir[KT_TIER_USER]) {
+		free(c);
+		return NULL;
+	}
+	if (o->project_dir && *o->project_dir)
+		c->dir[KT_TIER_PROJECT] = kt_xstrdup(o->project_dir);
+	const char *url = o->remote ? o->remote : getenv("KT_REMOTE_CACHE");
+	c->read_only = o->read_only;
+	c->retune = o->retune ? kt_xstrdup(o->retune) : NULL;
+	c->warn = o->warn;
+	c->warn_ctx = o->warn_ctx;
+	if (url && *url) {
+		c->remote_url = kt_xstrdup(url);
+		c->remote = kt_remote_open(url, err);
+		if (!c->remote) {
+			kt_cache_close(c, NULL);
+			return NULL;
+		}
+	}
+	return c;
+}
+
+static const char *const stat_names[] = {
+	"user.hits", "user.misses", "project.hits", "project.misses", "remote.hits", "remote.misses",
+	"corrupt", "retuned", "stores", "remote_errors",
+};
+#define NSTATS (sizeof stat_names / sizeof stat_names[0])
+
+/* The counters in stat_names order. */
+static long *stat_slot(kt_cache_stats *s, size_t i)
+{
+	if (i < 2 * KT_NTIERS)
+		return i % 2 ? &s->misses[i / 2] : &s->hits[i / 2];
+	long *rest[] = {&s->corrupt, &s->retuned, &s->stores, &s->remote_errors};
+	return rest[i - 2 * KT_NTIERS];
+}
+
+static void stats_parse(const char *text, size_t len, kt_cache_stats *out)
+{
+	cJSON *doc = cJSON_ParseWithLength(text, len);
+	for (size_t i = 0; i < NSTATS; i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, stat_names[i]);
+		if (cJSON_IsNumber(v))
+			*stat_slot(out, i) += (long)v->valuedouble;
+	}
+	cJSON_Delete(doc);
+}
+
+void kt_cache_stats_load(const char *dir, kt_cache_stats *out)
+{
+	memset(out, 0, sizeof *out);
+	char *vdir = version_dir(dir), *path = kt_path_join(vdir, "stats.json");
+	kt_buf text = {0};
+	if (kt_read_file(path, &text, NULL) == 0)
+		stats_parse(text.data, text.len, out);
+	kt_buf_free(&text);
+	free(path);
+	free(vdir);
+}
+
+static int stats_any(const kt_cache_stats *s)
+{
+	kt_cache_stats zero = {0};
+	return memcmp(s, &zero, sizeof zero) != 0;
+}
+
+/* Adds s to <dir>/v<N>/stats.json under an exclusive lock, so concurrent runs add up. */
+static int stats_add(const char *dir, const kt_cache_stats *s, kt_err *err)
+{
+	char *vdir = version_dir(dir), *lock = kt_path_join(vdir, "stats.lock"), *path = kt_path_join(vdir, "stats.json");
+	int rc = kt_mkdirs(vdir, err), fd = -1;
+	if (rc == 0 && ((fd = open(lock, O_RDWR | O_CREAT, 0644)) < 0 || flock(fd, LOCK_EX) != 0))
+		rc = kt_fail_internal(err, "%s: cannot lock: %s", lock, strerror(errno));
+	if (rc == 0) {
+		kt_cache_stats total;
+		kt_cache_stats_load(dir, &total);
+		cJSON *doc = cJSON_CreateObject();
+		for (size_t i = 0; i < NSTATS; i++)
+			cJSON_AddNumberToObject(doc, stat_names[i],
+						(double)(*stat_slot(&total, i) + *stat_slot((kt_cache_stats *)s, i)));
+		char *text = cJSON_Print(doc);
+		cJSON_Delete(doc);
+		rc = kt_write_atomic(path, text, strlen(text), err);
+		free(text);
+	}
+	if (fd >= 0)
+		close(fd); /* releases the lock */
+	free(vdir);
+	free(lock);
+	free(path);
+	return rc;
+}
+
+int kt_cache_close(kt_cache *c, kt_err *err)
+{
+	if (!c)
+		return 0;
+	int rc = 0;
+	if (!c->read_only && stats_any(&c->stats))
+		rc = stats_add(c->dir[KT_TIER_USER], &c->stats, err);
+	kt_remote_close(c->remote);
+	for (int i = 0; i < KT_NTIERS; i++)
+		free(c->dir[i]);
+	free(c->remote_url);
+	free(c->retune);
+	free(c);
+	return rc;
+}
+
+const char *kt_cache_dir(const kt_cache *c, kt_tier tier) { return c->dir[tier]; }
+const kt_cache_stats *kt_cache_run_stats(const kt_cache *c) { return &c->stats; }
+int kt_cache_read_only(const kt_cache *c) { return c->read_only; }
+struct kt_remote *kt_cache_remote(kt_cache *c) { return c->remote; }
+
+int kt_cache_retune(const kt_cache *c, const char *kernel)
+{
+	return c->retune && fnmatch(c->retune, kernel, 0) == 0;
+}
+
+/* ---- lookup ---- */
+
+/* Switches the remote off after its first failure, saying so once. */
+static void remote_failed(kt_cache *c, const char *why)
+{
+	warn(c, "remote cache %s: %s; not used for the rest of this run", c->remote_url, why);
+	c->stats.remote_errors++;
+	kt_remote_close(c->remote);
+	c->remote = NULL;
+}
+
+/* Checks a record's text against the lookup: 0 with cfg filled, or -1 with why. */
+static int check_record(const kt_buf *text, const kt_key *k, const kt_tmpl *t, const int64_t *shape,
+			uint16_t *cfg, kt_err *why)
+{
+	kt_record r;
+	int rc = kt_record_read(text->data, text->len, &r, why);
+	if (rc == 0)
+		rc = kt_record_match(&r, k, t, shape, cfg, why);
+	kt_record_free(&r);
+	return rc;
+}
+
+static void copy_up(kt_cache *c, const kt_key *k, const kt_buf *text)
+{
+	if (c->read_only)
+		return;
+	char *path = kt_cache_record_path(c->dir[KT_TIER_USER], k->hex), *dir = kt_path_dir(path);
+	kt_err err = {0};
+	if (kt_mkdirs(dir, &err) != 0 || kt_write_atomic(path, text->data, text->len, &err) != 0)
+		warn(c, "cannot copy a record into the user cache: %s", err.msg);
+	free(dir);
+	free(path);
+}
+
+/* 1 hit, 0 miss (absent or unusable) in one directory tier. */
+static int lookup_dir(kt_cache *c, kt_tier tier, const kt_key *k, const kt_tmpl *t, const int64_t *shape,
+		      uint16_t *cfg, kt_buf *text)
+{
+	char *path = kt_cache_record_path(c->dir[tier], k->hex);
+	kt_err why = {0};
+	int hit = 0;
+	if (kt_read_file(path, text, &why) == 0) {
+		if (check_record(text, k, t, shape, cfg, &why) == 0)
+			hit = 1;
+		else {
+			c->stats.corrupt++;
+			warn(c, "cache record %s: %s; treated as a miss", path, why.msg);
+		}
+	} else if (access(path, F_OK) == 0 || errno != ENOENT) {
+		warn(c, "%s; treated as a miss", why.msg);
+	}
+	free(path);
+	return hit;
+}
+
+static int lookup_remote(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, uint16_t *cfg,
+			 kt_buf *text)
+{
+	kt_err why = {0};
+	int rc = kt_remote_get(c->remote, k->hex, text, &why);
+	if (rc < 0) {
+		remote_failed(c, why.msg);
+		return 0;
+	}
+	if (rc == 0)
+		return 0;
+	if (check_record(text, k, t, shape, cfg, &why) != 0) {
+		c->stats.corrupt++;
+		kt_buf msg = {0};
+		kt_buf_printf(&msg, "record %s is unusable: %s", k->hex, why.msg);
+		remote_failed(c, msg.data);
+		kt_buf_free(&msg);
+		return 0;
+	}
+	return 1;
+}
+
+int kt_cache_lookup(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, uint16_t *cfg,
+		    kt_tier *tier)
+{
+	if (kt_cache_retune(c, t->kernel)) {
+		c->stats.retuned++;
+		return 0;
+	}
+	kt_buf text = {0};
+	int hit = 0;
+	for (int i = 0; i < KT_NTIERS && !hit; i++) {
+		if (i == KT_TIER_REMOTE ? !c->remote : !c->dir[i])
+			continue;
+		hit = i == KT_TIER_REMOTE ? lookup_remote(c, k, t, shape, cfg, &text)
+					  : lookup_dir(c, (kt_tier)i, k, t, shape, cfg, &text);
+		if (!hit) {
+			c->stats.misses[i]++;
+			continue;
+		}
+		c->stats.hits[i]++;
+		if (tier)
+			*tier = (kt_tier)i;
+		if (i != KT_TIER_USER)
+			copy_up(c, k, &text);
+	}
+	kt_buf_free(&text);
+	return hit;
+}
+
+/* ---- store ---- */
+
+static void store_pause(void *ctx)
+{
+	long ms = *(long *)ctx;
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+int kt_cache_store(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
+		   const kt_tune_result *r, kt_err *err)
+{
+	if (c->read_only)
+		return 0;
+	char *text = kt_record_json(k, t, shape, gpu, r, err);
+	if (!text)
+		return -1;
+	size_t len = strlen(text);
+	char *path = kt_cache_record_path(c->dir[KT_TIER_USER], k->hex), *dir = kt_path_dir(path);
+	const char *pause = getenv(STORE_PAUSE_ENV);
+	long ms = pause ? atol(pause) : 0;
+	int rc = kt_mkdirs(dir, err);
+	if (rc == 0)
+		rc = kt_write_atomic_cb(path, text, len, ms > 0 ? store_pause : NULL, &ms, err);
+	if (rc == 0)
+		c->stats.stores++;
+	kt_err why = {0};
+	if (rc == 0 && c->remote && kt_remote_put(c->remote, k->hex, text, len, &why) != 0)
+		remote_failed(c, why.msg);
+	free(dir);
+	free(path);
+	free(text);
+	return rc;
+}
+
+/* ---- the GPU of a name ---- */
+
+struct gpu_search {
+	const char *name;
+	kt_gpu_id best;
+	char date[32];
+	int found;
+};
+
+static int visit_gpu(void *ctx, const char *path, const char *key)
+{
+	(void)key;
+	struct gpu_search *s = ctx;
+	kt_buf text = {0};
+	kt_record r = {0};
+	if (kt_read_file(path, &text, NULL) == 0 && kt_record_read(text.data, text.len, &r, NULL) == 0 &&
+	    !strcmp(r.gpu.name, s->name)) {
+		const char *date = r.date ? r.date : "";
+		if (!s->found || strcmp(date, s->date) > 0) {
+			s->best = r.gpu;
+			snprintf(s->date, sizeof s->date, "%s", date);
+			s->found = 1;
+		}
+	}
+	kt_record_free(&r);
+	kt_buf_free(&text);
+	return 0;
+}
+
+int kt_cache_find_gpu(kt_cache *c, const char *name, kt_gpu_id *out)
+{
+	struct gpu_search s = {.name = name};
+	for (int i = 0; i < KT_NTIERS; i++)
+		if (c->dir[i])
+			kt_cache_each(c->dir[i], visit_gpu, &s);
+	if (s.found)
+		*out = s.best;
+	return s.found;
+}

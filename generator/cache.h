@@ -1,0 +1,93 @@
+/* cache.h - the tuning cache: three tiers of records, looked up in order.
+ *
+ *   user     $KT_CACHE_DIR, else $XDG_CACHE_HOME/kt, else ~/.cache/kt   (read and written)
+ *   project  the project's committed cache/ directory                     (read; `kt cache promote` writes)
+ *   remote   $KT_REMOTE_CACHE, an HTTP store (GET/HEAD, PUT)               (read and written)
+ *
+ * A directory tier keeps key K at <dir>/v<format>/<K[0..2)>/K.json, so a directory of another
+ * format version sits beside it untouched.  A hit below the user tier is copied up.  A record that
+ * cannot be read, or does not match what the lookup expects, is a miss and a warning, never a
+ * wrong hit; the next store replaces it.  The remote, on its first failure, is reported once and
+ * switched off for the rest of the run.  Writes are atomic (temporary file, fsync, rename), so
+ * concurrent writers of one key leave one whole record.
+ *
+ * Warnings go to the opts' warn callback (the command prints them); errors fill a kt_err.
+ */
+#ifndef KT_CACHE_H
+#define KT_CACHE_H
+
+#include <stdint.h>
+
+#include "key.h"
+#include "record.h"
+#include "result.h"
+#include "tmpl.h"
+#include "util.h"
+
+typedef enum kt_tier { KT_TIER_USER, KT_TIER_PROJECT, KT_TIER_REMOTE, KT_NTIERS } kt_tier;
+
+extern const char *const kt_tier_names[KT_NTIERS]; /* "user", "project", "remote" */
+
+typedef struct kt_cache_opts {
+	const char *user_dir;    /* NULL: the default (kt_cache_default_dir) */
+	const char *project_dir; /* the project's cache/, or NULL */
+	const char *remote;      /* URL; NULL: $KT_REMOTE_CACHE; "": none */
+	int read_only;           /* look up only: no copy-up, no store, no statistics */
+	const char *retune;      /* NULL: use hits; else an fnmatch pattern on kernel names ("*": all) */
+	void (*warn)(void *ctx, const char *msg); /* NULL: warnings are dropped */
+	void *warn_ctx;
+} kt_cache_opts;
+
+/* Counters of one run, added to <user>/v<format>/stats.json when the cache is closed. */
+typedef struct kt_cache_stats {
+	long hits[KT_NTIERS], misses[KT_NTIERS];
+	long corrupt;  /* records that could not be read or did not match */
+	long retuned;  /* lookups skipped by the retune pattern */
+	long stores;
+	long remote_errors;
+} kt_cache_stats;
+
+typedef struct kt_cache kt_cache;
+
+/* The user tier's directory when none is given (a new string), or NULL with err when neither
+ * KT_CACHE_DIR, XDG_CACHE_HOME nor HOME is set. */
+char *kt_cache_default_dir(kt_err *err);
+
+kt_cache *kt_cache_open(const kt_cache_opts *o, kt_err *err);
+/* Adds this run's counters to the statistics file (unless read-only) and frees c. */
+int kt_cache_close(kt_cache *c, kt_err *err);
+
+/* True when the retune pattern selects kernel. */
+int kt_cache_retune(const kt_cache *c, const char *kernel);
+
+/* Looks k up tier by tier.  On a hit fills cfg (t->nparams value indices, checked against the
+ * space at shape) and *tier (may be NULL) and returns 1; a miss returns 0. */
+int kt_cache_lookup(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, uint16_t *cfg,
+		    kt_tier *tier);
+
+/* Stores the result of tuning k in the user tier and the remote (a remote failure is a warning).
+ * Read-only: stores nothing and returns 0. */
+int kt_cache_store(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
+		   const kt_tune_result *r, kt_err *err);
+
+/* The identity of the GPU named name, from a record of that GPU in the user or project tier
+ * (the newest one).  1 when found, 0 when no record names it. */
+int kt_cache_find_gpu(kt_cache *c, const char *name, kt_gpu_id *out);
+
+const char *kt_cache_dir(const kt_cache *c, kt_tier tier); /* NULL for the remote or a tier not set */
+const kt_cache_stats *kt_cache_run_stats(const kt_cache *c);
+int kt_cache_read_only(const kt_cache *c);
+/* The remote, or NULL when none is configured or it was switched off. */
+struct kt_remote *kt_cache_remote(kt_cache *c);
+
+/* ---- directory tiers, for the `kt cache` tools ---- */
+
+/* <dir>/v<format>/<K[0..2)>/K.json (a new string). */
+char *kt_cache_record_path(const char *dir, const char *key);
+/* Calls visit(ctx, path, key) for every record file of dir's format-version directory, in key
+ * order; stops when visit returns non-zero and returns that value.  A missing dir visits nothing. */
+int kt_cache_each(const char *dir, int (*visit)(void *ctx, const char *path, const char *key), void *ctx);
+/* Reads the accumulated statistics of a user directory (zeros when there are none). */
+void kt_cache_stats_load(const char *dir, kt_cache_stats *out);
+
+#endif

@@ -1,0 +1,379 @@
+/* record.c - cache records as JSON documents (see record.h and docs/cache.md). */
+#define _POSIX_C_SOURCE 200809L
+#include "record.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "space.h"
+
+/* ---- writing ---- */
+
+static cJSON *param_json(const kt_param *p, int i)
+{
+	if (p->type == KT_PCHOICE)
+		return cJSON_CreateString(p->choices[i]);
+	if (p->type == KT_PBOOL)
+		return cJSON_CreateBool(p->vals[i] != 0);
+	return cJSON_CreateNumber((double)p->vals[i]);
+}
+
+static cJSON *config_json(const kt_tmpl *t, const uint16_t *cfg)
+{
+	cJSON *o = cJSON_CreateObject();
+	for (int i = 0; i < t->nparams; i++)
+		cJSON_AddItemToObject(o, t->params[i].name, param_json(&t->params[i], cfg[i]));
+	return o;
+}
+
+/* The field text back as an object of name -> unescaped value, in order. */
+static void unescape(const char *s, size_t n, kt_buf *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] != '\\' || i + 1 >= n) {
+			kt_buf_putc(out, s[i]);
+			continue;
+		}
+		char c = s[++i];
+		if (c == 'n')
+			kt_buf_putc(out, '\n');
+		else if (c == 'x' && i + 2 < n) {
+			char hex[3] = {s[i + 1], s[i + 2], 0};
+			kt_buf_putc(out, (char)strtol(hex, NULL, 16));
+			i += 2;
+		} else
+			kt_buf_putc(out, c);
+	}
+	if (!out->data)
+		kt_buf_add(out, "", 0);
+}
+
+static cJSON *fields_json(const kt_buf *text)
+{
+	cJSON *o = cJSON_CreateObject();
+	kt_buf name = {0}, value = {0};
+	for (const char *line = kt_buf_str(text); *line;) {
+		size_t n = strcspn(line, "\n");
+		const char *eq = memchr(line, '=', n);
+		if (eq) {
+			kt_buf_reset(&name);
+			kt_buf_add(&name, line, (size_t)(eq - line));
+			kt_buf_reset(&value);
+			unescape(eq + 1, n - (size_t)(eq - line) - 1, &value);
+			cJSON_AddItemToObject(o, name.data, cJSON_CreateString(value.data));
+		}
+		line += n;
+		if (*line)
+			line++;
+	}
+	kt_buf_free(&name);
+	kt_buf_free(&value);
+	return o;
+}
+
+static void add_roofline(cJSON *doc, const kt_tmpl *t, const int64_t *shape, const kt_tune_result *r,
+			 const kt_eval *best)
+{
+	cJSON *o = cJSON_AddObjectToObject(doc, "roofline");
+	cJSON_AddNumberToObject(o, "floor_us", r->floor_us);
+	cJSON_AddNumberToObject(o, "bw_gbs", r->bw_gbs);
+	cJSON_AddNumberToObject(o, "flops_rate", r->flops_rate);
+	kt_val env[KT_MAX_SLOTS];
+	kt_launch l;
+	kt_tmpl_env(t, shape, best->cfg, env);
+	if (kt_tmpl_launch(t, env, &l, NULL) != 0)
+		return;
+	cJSON_AddNumberToObject(o, "bytes", l.bytes);
+	cJSON_AddNumberToObject(o, "flops", l.flops);
+	if (best->median_us > 0 && l.bytes > 0)
+		cJSON_AddNumberToObject(o, "achieved_gbs", l.bytes / (best->median_us * 1e3));
+	if (best->median_us > 0 && r->floor_us > 0)
+		cJSON_AddNumberToObject(o, "fraction_of_floor", r->floor_us / best->median_us);
+}
+
+static cJSON *evals_json(const kt_tmpl *t, const kt_tune_result *r)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < r->nevals; i++) {
+		const kt_eval *e = &r->evals[i];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddItemToObject(o, "config", config_json(t, e->cfg));
+		cJSON_AddStringToObject(o, "status", kt_status_names[e->status]);
+		if (e->status == KT_OK) {
+			cJSON_AddNumberToObject(o, "time_us", e->median_us);
+			cJSON_AddNumberToObject(o, "spread_us", e->spread_us);
+		}
+		if (e->regs >= 0)
+			cJSON_AddNumberToObject(o, "regs", e->regs);
+		if (e->smem_static >= 0)
+			cJSON_AddNumberToObject(o, "smem_static", e->smem_static);
+		if (e->local_bytes >= 0)
+			cJSON_AddNumberToObject(o, "local_bytes", e->local_bytes);
+		if (e->msg)
+			cJSON_AddStringToObject(o, "msg", e->msg);
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
+static void add_search(cJSON *doc, const kt_tune_result *r)
+{
+	cJSON *o = cJSON_AddObjectToObject(doc, "search");
+	cJSON_AddStringToObject(o, "strategy", r->strategy);
+	char seed[24];
+	snprintf(seed, sizeof seed, "%" PRIu64, r->seed); /* a string: 64 bits do not fit a double */
+	cJSON_AddStringToObject(o, "seed", seed);
+	cJSON_AddNumberToObject(o, "budget", (double)r->budget);
+	cJSON_AddNumberToObject(o, "evaluations", (double)r->nevals);
+	cJSON_AddNumberToObject(o, "seconds", r->seconds);
+}
+
+static void add_date(cJSON *doc)
+{
+	char date[32] = "";
+	time_t now = time(NULL);
+	struct tm tm;
+	if (gmtime_r(&now, &tm))
+		strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	cJSON_AddStringToObject(doc, "date", date);
+}
+
+char *kt_record_json(const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
+		     const kt_tune_result *r, kt_err *err)
+{
+	(void)gpu; /* the GPU identity is part of the key fields */
+	if (r->best < 0 || (size_t)r->best >= r->nevals)
+		return kt_fail(err, "%s: no configuration passed; nothing to store", t->kernel), NULL;
+	const kt_eval *best = &r->evals[r->best];
+	cJSON *doc = cJSON_CreateObject();
+	cJSON_AddNumberToObject(doc, "format", KT_KEY_FORMAT);
+	cJSON_AddStringToObject(doc, "key", k->hex);
+	cJSON_AddItemToObject(doc, "fields", fields_json(&k->fields));
+	cJSON_AddStringToObject(doc, "kernel", t->kernel);
+	kt_buf s = {0};
+	for (int i = 0; i < t->nshapes; i++)
+		kt_buf_printf(&s, "%s%s=%" PRId64, i ? "," : "", t->shapes[i], shape[i]);
+	cJSON_AddStringToObject(doc, "shape", kt_buf_str(&s));
+	kt_buf_free(&s);
+	cJSON_AddItemToObject(doc, "config", config_json(t, best->cfg));
+	cJSON_AddNumberToObject(doc, "time_us", best->median_us);
+	cJSON_AddNumberToObject(doc, "spread_us", best->spread_us);
+	add_roofline(doc, t, shape, r, best);
+	add_search(doc, r);
+	cJSON_AddItemToObject(doc, "evaluated", evals_json(t, r));
+	cJSON_AddStringToObject(doc, "tool", "kt " KT_VERSION);
+	cJSON_AddStringToObject(doc, "driver", r->driver);
+	cJSON_AddStringToObject(doc, "runtime", r->runtime);
+	add_date(doc);
+	char *text = cJSON_Print(doc);
+	cJSON_Delete(doc);
+	if (!text)
+		kt_oom();
+	return text;
+}
+
+/* ---- reading ---- */
+
+static const char *str_item(const cJSON *o, const char *name)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
+	return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+static double num_item(const cJSON *o, const char *name, double dflt)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
+	return cJSON_IsNumber(it) ? it->valuedouble : dflt;
+}
+
+/* Rebuilds the field text from the stored object; -1 when a value is not a string. */
+static int fields_text(const cJSON *fields, kt_buf *out)
+{
+	const cJSON *it;
+	cJSON_ArrayForEach(it, fields)
+	{
+		if (!cJSON_IsString(it) || !it->string)
+			return -1;
+		kt_buf_printf(out, "%s=", it->string);
+		kt_key_escape(it->valuestring, out);
+		kt_buf_putc(out, '\n');
+	}
+	return 0;
+}
+
+static void gpu_from_fields(const cJSON *fields, kt_gpu_id *g)
+{
+	const char *s;
+	memset(g, 0, sizeof *g);
+	if ((s = str_item(fields, "gpu.name")))
+		snprintf(g->name, sizeof g->name, "%s", s);
+	if ((s = str_item(fields, "gpu.cc")))
+		sscanf(s, "%d.%d", &g->cc_major, &g->cc_minor);
+	if ((s = str_item(fields, "gpu.sms")))
+		g->sms = atoi(s);
+	if ((s = str_item(fields, "gpu.l2_bytes")))
+		g->l2_bytes = strtoll(s, NULL, 10);
+	if ((s = str_item(fields, "gpu.smem_optin")))
+		g->smem_optin = strtoll(s, NULL, 10);
+}
+
+static int read_doc(kt_record *out, kt_err *err)
+{
+	const cJSON *doc = out->doc;
+	if (!cJSON_IsObject(doc))
+		return kt_fail(err, "not a JSON object");
+	const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(doc, "format");
+	if (!cJSON_IsNumber(fmt))
+		return kt_fail(err, "no format version");
+	out->format = fmt->valueint;
+	if (out->format != KT_KEY_FORMAT)
+		return kt_fail(err, "record format %d, this kt reads format %d", out->format, KT_KEY_FORMAT);
+	const char *key = str_item(doc, "key");
+	if (!key || !kt_key_is_hex(key))
+		return kt_fail(err, "no valid key");
+	snprintf(out->key, sizeof out->key, "%s", key);
+	const cJSON *fields = cJSON_GetObjectItemCaseSensitive(doc, "fields");
+	if (!cJSON_IsObject(fields) || fields_text(fields, &out->fields) != 0)
+		return kt_fail(err, "no valid key fields");
+	char hex[KT_KEY_HEX];
+	kt_key_of_fields(kt_buf_str(&out->fields), out->fields.len, hex);
+	if (strcmp(hex, out->key) != 0)
+		return kt_fail(err, "the key fields hash to %s, not to the stored key", hex);
+	if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "config")))
+		return kt_fail(err, "no configuration");
+	out->kernel = str_item(doc, "kernel");
+	out->shape = str_item(doc, "shape");
+	out->date = str_item(doc, "date");
+	if (!out->kernel || !out->shape)
+		return kt_fail(err, "no kernel or shape");
+	gpu_from_fields(fields, &out->gpu);
+	out->time_us = num_item(doc, "time_us", NAN);
+	out->spread_us = num_item(doc, "spread_us", NAN);
+	return 0;
+}
+
+int kt_record_read(const char *text, size_t len, kt_record *out, kt_err *err)
+{
+	memset(out, 0, sizeof *out);
+	out->doc = cJSON_ParseWithLength(text, len);
+	if (!out->doc)
+		return kt_fail(err, "not valid JSON (truncated or corrupt)");
+	return read_doc(out, err);
+}
+
+void kt_record_free(kt_record *r)
+{
+	cJSON_Delete(r->doc);
+	kt_buf_free(&r->fields);
+	memset(r, 0, sizeof *r);
+}
+
+/* The name of the first line that differs between two field texts. */
+static void first_difference(const char *got, const char *want, kt_buf *out)
+{
+	while (*got || *want) {
+		size_t ng = strcspn(got, "\n"), nw = strcspn(want, "\n");
+		if (ng != nw || memcmp(got, want, ng) != 0) {
+			size_t n = strcspn(want, "=\n");
+			if (!*want)
+				n = strcspn(got, "=\n");
+			const char *name = *want ? want : got;
+			kt_buf_printf(out, "field %.*s is '%.*s' in the record, '%.*s' expected", (int)n, name,
+				      ng > n ? (int)(ng - n - 1) : 0, got + (ng > n ? n + 1 : ng),
+				      nw > n ? (int)(nw - n - 1) : 0, want + (nw > n ? n + 1 : nw));
+			return;
+		}
+		got += ng + (got[ng] != 0);
+		want += nw + (want[nw] != 0);
+	}
+}
+
+/* The index of value v among p's declared values, or -1. */
+static int value_index(const kt_param *p, const cJSON *v)
+{
+	for (int j = 0; j < p->nvals; j++) {
+		if (p->type == KT_PCHOICE && cJSON_IsString(v) && !strcmp(v->valuestring, p->choices[j]))
+			return j;
+		if (p->type == KT_PBOOL && cJSON_IsBool(v) && cJSON_IsTrue(v) == (p->vals[j] != 0))
+			return j;
+		if (p->type == KT_PINT && cJSON_IsNumber(v) && v->valuedouble == (double)p->vals[j])
+			return j;
+	}
+	return -1;
+}
+
+static int read_config(const cJSON *conf, const kt_tmpl *t, uint16_t *cfg, kt_err *err)
+{
+	for (int i = 0; i < t->nparams; i++) {
+		const kt_param *p = &t->params[i];
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(conf, p->name);
+		if (!v)
+			return kt_fail(err, "the configuration has no value for %s", p->name);
+		int j = value_index(p, v);
+		if (j < 0) {
+			char *txt = cJSON_PrintUnformatted(v);
+			kt_fail(err, "%s=%s is not a declared value of %s", p->name, txt ? txt : "?", p->name);
+			free(txt);
+			return -1;
+		}
+		cfg[i] = (uint16_t)j;
+	}
+	if (cJSON_GetArraySize(conf) != t->nparams) {
+		const cJSON *it;
+		cJSON_ArrayForEach(it, conf)
+		{
+			int known = 0;
+			for (int i = 0; i < t->nparams; i++)
+				known |= !strcmp(it->string, t->params[i].name);
+			if (!known)
+				return kt_fail(err, "the configuration sets %s, which the template does not declare",
+					       it->string);
+		}
+		return kt_fail(err, "the configuration repeats a parameter");
+	}
+	return 0;
+}
+
+int kt_record_match(const kt_record *r, const kt_key *expect, const kt_tmpl *t, const int64_t *shape,
+		    uint16_t *cfg, kt_err *err)
+{
+	if (strcmp(r->key, expect->hex) != 0)
+		return kt_fail(err, "the record is for key %s, not %s", r->key, expect->hex);
+	if (r->fields.len != expect->fields.len || memcmp(r->fields.data, expect->fields.data, r->fields.len)) {
+		kt_buf why = {0};
+		first_difference(kt_buf_str(&r->fields), kt_buf_str(&expect->fields), &why);
+		kt_fail(err, "the record's key fields differ: %s", kt_buf_str(&why));
+		kt_buf_free(&why);
+		return -1;
+	}
+	if (read_config(cJSON_GetObjectItemCaseSensitive(r->doc, "config"), t, cfg, err) != 0)
+		return -1;
+	if (!kt_space_feasible(t, shape, cfg)) {
+		kt_buf c = {0};
+		kt_tmpl_format_config(t, cfg, &c);
+		kt_fail(err, "the configuration %s violates a constraint at this shape", kt_buf_str(&c));
+		kt_buf_free(&c);
+		return -1;
+	}
+	return 0;
+}
+
+void kt_record_config_text(const kt_record *r, kt_buf *out)
+{
+	const cJSON *it, *conf = cJSON_GetObjectItemCaseSensitive(r->doc, "config");
+	int first = 1;
+	cJSON_ArrayForEach(it, conf)
+	{
+		char *v = cJSON_IsString(it) ? NULL : cJSON_PrintUnformatted(it);
+		kt_buf_printf(out, "%s%s=%s", first ? "" : ",", it->string,
+			      v ? v : cJSON_IsString(it) ? it->valuestring : "?");
+		free(v);
+		first = 0;
+	}
+}

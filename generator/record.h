@@ -1,0 +1,58 @@
+/* record.h - one cache record: the JSON document stored under a key.
+ *
+ * A record holds the key's fields in full, the chosen configuration (parameter name -> value),
+ * its time and spread, the roofline figures, every evaluated configuration with its status and
+ * time, the search that was run, the tool, driver and runtime versions and the date.  It holds
+ * values, never code.  The layout is documented in docs/cache.md.
+ *
+ * Reading is two steps: kt_record_read checks the document on its own (format version, the key
+ * is the hash of the stored fields, a configuration is present), which is all `kt cache verify`
+ * can know; kt_record_match then checks it against what a lookup expects (every key field, and
+ * the configuration against the declared space and its constraints at the shape).
+ */
+#ifndef KT_RECORD_H
+#define KT_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "key.h"
+#include "result.h"
+#include "tmpl.h"
+#include "util.h"
+
+struct cJSON;
+
+/* A record as read.  Owns everything; release with kt_record_free. */
+typedef struct kt_record {
+	int format;
+	char key[KT_KEY_HEX];
+	kt_buf fields;         /* the key fields as text, in the stored order */
+	const char *kernel;    /* borrowed from doc */
+	const char *shape;     /* "rows=4096,hidden=4096" */
+	const char *date;
+	kt_gpu_id gpu;
+	double time_us, spread_us;
+	struct cJSON *doc;     /* the parsed document */
+} kt_record;
+
+/* The JSON text of a record for key k (the tuned configuration r->best).  The caller frees it.
+ * NULL with err when r chose nothing. */
+char *kt_record_json(const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
+		     const kt_tune_result *r, kt_err *err);
+
+/* Parses and checks a record on its own.  0 on success; -1 with err saying what is wrong. */
+int kt_record_read(const char *text, size_t len, kt_record *out, kt_err *err);
+
+/* Checks r against the expected key (every field) and reads its configuration into cfg
+ * (t->nparams value indices), which must be declared values satisfying every constraint at
+ * shape.  0 on success; -1 with err naming the first mismatch. */
+int kt_record_match(const kt_record *r, const kt_key *expect, const kt_tmpl *t, const int64_t *shape,
+		    uint16_t *cfg, kt_err *err);
+
+/* The chosen configuration as "BLOCK=256,VEC=8,ALGO=onepass" (appended to out). */
+void kt_record_config_text(const kt_record *r, kt_buf *out);
+
+void kt_record_free(kt_record *r);
+
+#endif

@@ -1,0 +1,53 @@
+/* search.h - search strategies: which configurations of a feasible space to evaluate next.
+ *
+ * A search proposes indices into a kt_space in batches and learns from the times it is told.
+ * The caller loops: ask for up to `max` indices, evaluate them (compile, check, time), tell each
+ * result (in any order, also after asking again), until ask returns 0.  A search never proposes
+ * an index twice and never proposes more than `budget` in all.
+ *
+ * Strategies (see docs/search.md):
+ *   exhaustive  every configuration in space order (the first `budget` when the budget is short)
+ *   random      uniform without replacement
+ *   bestfirst   best-first search over the parameter lattice: a sampled start (the default
+ *               configuration and random points), then the unevaluated neighbours of the fastest
+ *               configurations first, with a share of random restarts.  "local" is an alias.
+ *   auto / NULL exhaustive when the whole space fits in the budget, else bestfirst.
+ *
+ * bestfirst may answer fewer than `max` while it waits for results that decide what comes next;
+ * it answers 0 only when it is done (budget spent or space exhausted).
+ *
+ * Ownership: the search keeps pointers to t and space, which must outlive it.  Not thread-safe.
+ */
+#ifndef KT_SEARCH_H
+#define KT_SEARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "space.h"
+#include "tmpl.h"
+#include "util.h"
+
+typedef struct kt_search kt_search;
+
+/* strategy: a name above, or NULL/"auto".  budget: max evaluations (<= 0: the whole space).
+ * NULL with err set for an unknown strategy. */
+kt_search *kt_search_new(const char *strategy, const kt_tmpl *t, const kt_space *space, long budget, uint64_t seed,
+			 kt_err *err);
+/* Next configurations to evaluate, written to idx[0..ret); 0 = done. */
+size_t kt_search_ask(kt_search *s, size_t *idx, size_t max);
+/* The result of an asked index: its time in microseconds, or < 0 when it failed. */
+void kt_search_tell(kt_search *s, size_t idx, double time_us);
+/* The strategy actually used ("exhaustive" for auto on a small space). */
+const char *kt_search_name(const kt_search *s);
+/* The fastest configuration told so far (index into the space) and its time; -1 when none passed. */
+long kt_search_best(const kt_search *s, double *time_us);
+/* How many indices were asked so far. */
+size_t kt_search_asked(const kt_search *s);
+void kt_search_free(kt_search *s);
+
+/* Strategy names and one-line summaries, in table order, NULL-terminated (for --help). */
+const char *kt_search_strategy_name(int i);
+const char *kt_search_strategy_summary(int i);
+
+#endif

@@ -96,9 +96,12 @@ for that configure run (``KT_RETUNE=ON cmake -S . -B build``).
   build.
 ``KT_READ_ONLY``
   Never write to any cache.  Default ``ON`` when the environment variable ``CI`` is set.
+``KT_TUNE``
+  ``ON`` (default): tune on a cache miss when a GPU is present.  ``OFF``: never tune; use the
+  cached configurations, else the template's defaults (quick builds, tests).
 ``KT_AGENT``
-  ``builtin`` (default: the deterministic planner), ``llm`` (an OpenAI-compatible agent, see
-  kt's README) or ``off`` (no tuning: cached configurations or template defaults only).
+  The planner between tuning rounds, handed to kt in its environment: ``builtin`` (default, the
+  deterministic planner), ``llm`` (an OpenAI-compatible agent, see kt's README) or ``off``.
 ``KT_EXECUTABLE``
   The ``kt`` tool to run.  Default: the one of ``find_package(kt)``, else, when kt is used
   through ``add_subdirectory()``, one built from its sources at configure time, once, in
@@ -138,6 +141,7 @@ set(KT_GPU "" CACHE STRING "kt: GPU to generate for when none is present (e.g. \
 set(KT_CACHE_DIR "" CACHE PATH "kt: the user's tuning cache directory (empty: kt's default)")
 set(KT_REMOTE_CACHE "" CACHE STRING "kt: URL of a remote HTTP tuning cache")
 option(KT_READ_ONLY "kt: never write to the tuning caches" ${_kt_read_only_default})
+option(KT_TUNE "kt: tune on a cache miss when a GPU is present (OFF: cached or default configurations)" ON)
 set(KT_AGENT builtin CACHE STRING "kt: tuning planner: off, builtin or llm")
 set_property(CACHE KT_AGENT PROPERTY STRINGS off builtin llm)
 set(KT_EXECUTABLE "" CACHE FILEPATH "kt: the kt tool (empty: from find_package(kt) or built from source)")
@@ -305,13 +309,9 @@ function(_kt_option_args out)
       list(APPEND args ${flag} "${value}")
     endif()
   endforeach()
-  _kt_option(agent KT_AGENT)
-  if(agent STREQUAL "off")
+  _kt_option(tune KT_TUNE)
+  if(NOT tune)
     list(APPEND args --no-tune)
-  elseif(agent STREQUAL "llm")
-    list(APPEND args --agent llm)
-  elseif(NOT agent STREQUAL "builtin")
-    message(FATAL_ERROR "kt: KT_AGENT is '${agent}'; expected off, builtin or llm")
   endif()
   set(${out} "${args}" PARENT_SCOPE)
 endfunction()
@@ -362,22 +362,22 @@ function(kt_add_tuned_kernel target)
   endif()
   _kt_option_args(options)
   list(APPEND cmd ${options})
+  # The planner is chosen through kt's environment (KT_AGENT, read by kt's agent module).
+  _kt_option(agent KT_AGENT)
+  if(NOT agent MATCHES "^(off|builtin|llm)$")
+    message(FATAL_ERROR "kt_add_tuned_kernel(${name}): KT_AGENT is '${agent}'; expected off, builtin or llm")
+  endif()
+  list(PREPEND cmd "${CMAKE_COMMAND}" -E env "KT_AGENT=${agent}")
 
-  # kt's progress streams to the console; its diagnostics are kept to be shown once, verbatim.
+  # kt's output goes to the console as it comes (tuning takes a while): its notes, and on
+  # failure its diagnostics, verbatim (file:line:col, the line, a caret).
   message(STATUS "kt: generating ${name} from ${arg_TEMPLATE}")
-  execute_process(COMMAND ${cmd} RESULT_VARIABLE rc ERROR_VARIABLE diag)
-  string(REGEX REPLACE "\n$" "" diag "${diag}")
+  execute_process(COMMAND ${cmd} RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
-    if(diag)
-      message(NOTICE "${diag}")
-    endif()
     if(NOT rc MATCHES "^[0-9]+$")
       message(NOTICE "kt: cannot run ${kt}: ${rc}")
     endif()
     message(FATAL_ERROR "kt_add_tuned_kernel(${name}): kt generate failed")
-  endif()
-  if(diag)
-    message(WARNING "kt_add_tuned_kernel(${name}):\n${diag}")
   endif()
   set(listing "${out}/kt_${name}.cmake")
   if(NOT EXISTS "${listing}")

@@ -46,7 +46,7 @@ endfunction()
 function(configure src build)
   run(cfg "${CMAKE_COMMAND}" -S "${WORK}/${src}" -B "${WORK}/${build}" -G Ninja
     "-DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}" "-DCMAKE_CUDA_COMPILER=${CUDA_COMPILER}"
-    "-DKT_SOURCE_DIR=${KT_SOURCE_DIR}" "-DKT_CACHE_DIR=${WORK}/user-cache" -DKT_AGENT=off ${ARGN})
+    "-DKT_SOURCE_DIR=${KT_SOURCE_DIR}" "-DKT_CACHE_DIR=${WORK}/user-cache" -DKT_TUNE=OFF ${ARGN})
   set(cfg_rc "${cfg_rc}" PARENT_SCOPE)
   set(cfg_out "${cfg_out}" PARENT_SCOPE)
 endfunction()

@@ -1,0 +1,1707 @@
+/* tmpl.c - parsing annotated kernel templates (see tmpl.h and docs/template-language.md).
+ *
+ * The source is scanned once for `// @kt` lines.  Declarations (kernel, shape, type, param)
+ * are handled first, so that every other directive can use every name whatever the order of
+ * the lines; then the directives holding expressions; then the checks across directives.
+ * Each problem becomes a diagnostic and parsing goes on, so one run reports them all; the
+ * diagnostics are printed in source order at the end.
+ */
+#include "tmpl.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "diag.h"
+
+#define MAX_ERRORS 50        /* diagnostics shown for one template */
+#define MAX_ARGS 64          /* arguments of one kernel */
+#define MAX_REQS 256         /* constraints of one template */
+#define MAX_TYPES 16         /* type symbols of one template */
+#define MAX_VALUES 65535     /* values of one parameter (indices are uint16_t) */
+#define MAX_INCLUDES 256     /* local headers followed */
+#define MAX_INCLUDE_DEPTH 32 /* nesting of local headers */
+#define MAX_GLOBALS 256      /* __global__ functions remembered from the source */
+#define MAX_DIMS 3           /* grid and block dimensions */
+#define DEFAULT_TOL 1e-3     /* atol and rtol without a tolerance directive */
+
+const kt_etype_info kt_etypes[KT_NETYPES] = {
+	[KT_HALF] = {"half", "__half", "__half_raw", 2, 1},
+	[KT_BF16] = {"bfloat16", "__nv_bfloat16", "__nv_bfloat16_raw", 2, 1},
+	[KT_F32] = {"float", "float", "float", 4, 1},
+	[KT_F64] = {"double", "double", "double", 8, 1},
+	[KT_I32] = {"int", "int", "int", 4, 0},
+	[KT_I64] = {"int64", "int64_t", "int64_t", 8, 0},
+	[KT_U8] = {"uint8", "uint8_t", "uint8_t", 1, 0},
+};
+
+/* ---- the directive table ---- */
+
+typedef struct pctx pctx;
+typedef struct dline {
+	int dir;          /* index into dirs */
+	size_t name_off;  /* where the directive name is */
+	size_t pos, end;  /* its arguments: src[pos..end), blanks trimmed at the end */
+} dline;
+
+static void d_kernel(pctx *, const dline *);
+static void d_reference(pctx *, const dline *);
+static void d_shape(pctx *, const dline *);
+static void d_type(pctx *, const dline *);
+static void d_param(pctx *, const dline *);
+static void d_require(pctx *, const dline *);
+static void d_arg(pctx *, const dline *);
+static void d_grid(pctx *, const dline *);
+static void d_block(pctx *, const dline *);
+static void d_smem(pctx *, const dline *);
+static void d_bytes(pctx *, const dline *);
+static void d_flops(pctx *, const dline *);
+static void d_tolerance(pctx *, const dline *);
+
+/* Sorted by name (the unknown-directive message lists them in this order). */
+static const struct directive {
+	const char *name;
+	int pass;   /* 1: declarations, 2: everything that holds expressions */
+	int single; /* may appear once */
+	void (*fn)(pctx *, const dline *);
+} dirs[] = {
+	{"arg", 2, 0, d_arg},           {"block", 2, 1, d_block}, {"bytes", 2, 1, d_bytes},
+	{"flops", 2, 1, d_flops},       {"grid", 2, 1, d_grid},   {"kernel", 1, 1, d_kernel},
+	{"param", 1, 0, d_param},       {"reference", 2, 1, d_reference}, {"require", 2, 0, d_require},
+	{"shape", 1, 1, d_shape},       {"smem", 2, 1, d_smem},   {"tolerance", 2, 1, d_tolerance},
+	{"type", 1, 0, d_type},
+};
+#define NDIRS ((int)(sizeof dirs / sizeof dirs[0]))
+
+/* Names that cannot be declared: the functions and constants of the expression language. */
+static const char *const reserved[] = {"abs", "cdiv", "ceil", "false", "floor", "log2", "max", "min", "pow2", "true"};
+
+/* ---- parse state ---- */
+
+typedef struct diagent {
+	size_t off;
+	int seq;
+	char *text;
+} diagent;
+
+typedef struct decl {
+	const char *name;
+	size_t off;
+} decl;
+
+struct pctx {
+	kt_tmpl *t;
+	kt_arena *a;
+	const char *src;
+	size_t len;
+	const kt_tmpl_opts *opts;
+	diagent *diags;
+	int ndiags, nerrors;
+	/* directives */
+	dline *lines;
+	int nlines, caplines;
+	int seen[NDIRS];       /* 1 + index into lines of the first one, 0 when absent */
+	/* declarations, in source order */
+	decl names[KT_MAX_SLOTS + MAX_TYPES];
+	int nnames;
+	size_t shape_off[KT_MAX_SLOTS];
+	kt_param params[KT_MAX_SLOTS];
+	kt_typesym types[MAX_TYPES];
+	const char *shapes[KT_MAX_SLOTS];
+	int nshapes, nparams, ntypes;
+	const char *slot_names[KT_MAX_SLOTS];
+	/* pass 2 */
+	kt_arg args[MAX_ARGS];
+	int nargs;
+	const kt_expr *req[MAX_REQS];
+	const char *req_text[MAX_REQS];
+	kt_loc req_loc[MAX_REQS];
+	int nreq;
+	/* __global__ functions of the source */
+	const char *globals[MAX_GLOBALS];
+	size_t globals_len[MAX_GLOBALS];
+	int nglobals;
+	size_t kernel_off, reference_off, type_off[MAX_TYPES];
+};
+
+static void error_at(pctx *pc, size_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void error_at(pctx *pc, size_t off, const char *fmt, ...)
+{
+	pc->nerrors++;
+	if (pc->ndiags >= MAX_ERRORS)
+		return;
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	int line, col;
+	kt_diag_locate(pc->src, pc->len, off, &line, &col);
+	kt_buf b = {0};
+	kt_diag_error(&b, pc->t->path, pc->src, pc->len, line, col, "%s", msg);
+	pc->diags[pc->ndiags++] = (diagent){off, pc->ndiags, kt_buf_detach(&b)};
+}
+
+static kt_loc loc_of(const pctx *pc, size_t off)
+{
+	kt_loc l;
+	kt_diag_locate(pc->src, pc->len, off, &l.line, &l.col);
+	return l;
+}
+
+static int line_of(const pctx *pc, size_t off) { return loc_of(pc, off).line; }
+
+/* ---- lexing inside a directive ---- */
+
+static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+static int is_id0(char c) { return isalpha((unsigned char)c) || c == '_'; }
+static int is_id(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+static size_t skip_blanks(const pctx *pc, size_t pos, size_t end)
+{
+	while (pos < end && is_blank(pc->src[pos]))
+		pos++;
+	return pos;
+}
+
+/* Length of the identifier at pos (0 if none). */
+static size_t ident_len(const pctx *pc, size_t pos, size_t end)
+{
+	size_t n = 0;
+	if (pos < end && is_id0(pc->src[pos]))
+		while (pos + n < end && is_id(pc->src[pos + n]))
+			n++;
+	return n;
+}
+
+static int word_is(const pctx *pc, size_t pos, size_t n, const char *w)
+{
+	return strlen(w) == n && memcmp(pc->src + pos, w, n) == 0;
+}
+
+/* "'tok'" or "the end of the line", for messages: a name, a number, one bracket or comma,
+ * or a run of other symbols. */
+static const char *found(const pctx *pc, size_t pos, size_t end, char *buf, size_t bufsz)
+{
+	pos = skip_blanks(pc, pos, end);
+	if (pos >= end)
+		return "the end of the line";
+	const char *s = pc->src + pos;
+	size_t n = 1;
+	if (is_id(s[0]) || s[0] == '.')
+		while (pos + n < end && (is_id(s[n]) || s[n] == '.'))
+			n++;
+	else if (!strchr(",()[]=\"", s[0]))
+		while (pos + n < end && !is_blank(s[n]) && !is_id(s[n]) && !strchr(",()[]=\"", s[n]))
+			n++;
+	if (n > 40)
+		n = 40;
+	snprintf(buf, bufsz, "'%.*s'", (int)n, s);
+	return buf;
+}
+
+static void expected(pctx *pc, size_t pos, size_t end, const char *what)
+{
+	char b[64];
+	pos = skip_blanks(pc, pos, end);
+	error_at(pc, pos, "expected %s but found %s", what, found(pc, pos, end, b, sizeof b));
+}
+
+/* Reads an identifier at *pos (after blanks) into [*start, *start + *n).  0 on success. */
+static int take_ident(pctx *pc, size_t *pos, size_t end, size_t *start, size_t *n, const char *what)
+{
+	*pos = skip_blanks(pc, *pos, end);
+	*n = ident_len(pc, *pos, end);
+	if (*n == 0) {
+		expected(pc, *pos, end, what);
+		return -1;
+	}
+	*start = *pos;
+	*pos += *n;
+	return 0;
+}
+
+/* Accepts the keyword w at *pos (after blanks). */
+static int take_word(const pctx *pc, size_t *pos, size_t end, const char *w)
+{
+	size_t p = skip_blanks(pc, *pos, end);
+	size_t n = ident_len(pc, p, end);
+	if (!word_is(pc, p, n, w))
+		return 0;
+	*pos = p + n;
+	return 1;
+}
+
+static int take_char(const pctx *pc, size_t *pos, size_t end, char c)
+{
+	size_t p = skip_blanks(pc, *pos, end);
+	if (p >= end || pc->src[p] != c)
+		return 0;
+	*pos = p + 1;
+	return 1;
+}
+
+/* An error unless only blanks are left. */
+static int expect_end(pctx *pc, size_t pos, size_t end, const char *what)
+{
+	pos = skip_blanks(pc, pos, end);
+	if (pos >= end)
+		return 0;
+	expected(pc, pos, end, what);
+	return -1;
+}
+
+/* A decimal integer with an optional sign; must not run into a name or a fraction. */
+static int take_int(pctx *pc, size_t *pos, size_t end, int64_t *v, const char *what)
+{
+	size_t p = skip_blanks(pc, *pos, end), q = p;
+	if (q < end && (pc->src[q] == '-' || pc->src[q] == '+'))
+		q++;
+	size_t d = q;
+	while (q < end && isdigit((unsigned char)pc->src[q]))
+		q++;
+	int dotdot = q + 1 < end && pc->src[q] == '.' && pc->src[q + 1] == '.';
+	if (q == d || (q < end && (is_id(pc->src[q]) || (pc->src[q] == '.' && !dotdot)))) {
+		size_t e = q;
+		while (e < end && !is_blank(pc->src[e]) && pc->src[e] != ',')
+			e++;
+		if (q == d) {
+			expected(pc, p, end, what);
+			return -1;
+		}
+		error_at(pc, p, "bad integer '%.*s' (expected %s)", (int)(e - p), pc->src + p, what);
+		return -1;
+	}
+	const char *s = pc->src + p;
+	size_t n = q - p;
+	if (*s == '+') {
+		s++;
+		n--;
+	}
+	if (kt_parse_i64(s, n, v) != 0) {
+		error_at(pc, p, "integer '%.*s' is out of range", (int)(q - p), pc->src + p);
+		return -1;
+	}
+	*pos = q;
+	return 0;
+}
+
+/* A number (int or float) such as 1e-2 or -0.5. */
+static int take_number(pctx *pc, size_t *pos, size_t end, double *v, const char *what)
+{
+	size_t p = skip_blanks(pc, *pos, end);
+	char c = p < end ? pc->src[p] : '\0';
+	if (!(isdigit((unsigned char)c) || c == '.' || c == '-' || c == '+')) {
+		expected(pc, p, end, what);
+		return -1;
+	}
+	char *stop;
+	errno = 0;
+	double x = strtod(pc->src + p, &stop);
+	size_t q = (size_t)(stop - pc->src);
+	if (stop == pc->src + p || q > end || errno == ERANGE || (q < end && (is_id(pc->src[q]) || pc->src[q] == '.'))) {
+		size_t e = p;
+		while (e < end && !is_blank(pc->src[e]) && !strchr(",()", pc->src[e]))
+			e++;
+		if (e == p)
+			e = p + 1;
+		error_at(pc, p, "bad number '%.*s' (expected %s)", (int)(e - p), pc->src + p, what);
+		return -1;
+	}
+	*v = x;
+	*pos = q;
+	return 0;
+}
+
+/* Splits src[pos..end) at commas outside parentheses, brackets and strings. */
+static int split_commas(const pctx *pc, size_t pos, size_t end, size_t *starts, size_t *ends, int max)
+{
+	int n = 0, depth = 0, instr = 0;
+	size_t s = pos;
+	for (size_t i = pos; i <= end; i++) {
+		char c = i < end ? pc->src[i] : ',';
+		if (instr) {
+			instr = c != '"';
+		} else if (c == '"') {
+			instr = 1;
+		} else if (c == '(' || c == '[') {
+			depth++;
+		} else if ((c == ')' || c == ']') && depth > 0) {
+			depth--;
+		} else if (c == ',' && (depth == 0 || i == end)) {
+			if (n < max) {
+				starts[n] = s;
+				ends[n] = i;
+			}
+			n++;
+			s = i + 1;
+		}
+	}
+	return n;
+}
+
+/* The first identifier equal to w outside parentheses and strings in src[pos..end), or end. */
+static size_t find_keyword(const pctx *pc, size_t pos, size_t end, const char *w)
+{
+	int depth = 0, instr = 0;
+	for (size_t i = pos; i < end; i++) {
+		char c = pc->src[i];
+		if (instr) {
+			instr = c != '"';
+		} else if (c == '"') {
+			instr = 1;
+		} else if (c == '(' || c == '[') {
+			depth++;
+		} else if ((c == ')' || c == ']') && depth > 0) {
+			depth--;
+		} else if (depth == 0 && is_id0(c) && (i == pos || !is_id(pc->src[i - 1]))) {
+			size_t n = ident_len(pc, i, end);
+			if (word_is(pc, i, n, w))
+				return i;
+			i += n - 1;
+		}
+	}
+	return end;
+}
+
+/* ---- names ---- */
+
+static const char *suggest(const pctx *pc, const char *name, size_t n, const char *const *cands, int ncands,
+			   char *buf, size_t bufsz)
+{
+	const char *near = kt_diag_closest(name, n, cands, ncands);
+	if (!near)
+		return "";
+	snprintf(buf, bufsz, "; did you mean '%s'?", near);
+	return buf;
+}
+
+/* Registers a declared name; an error when it is reserved or declared before. */
+static const char *declare(pctx *pc, size_t off, size_t n, const char *what, int slot)
+{
+	if (slot && pc->nshapes + pc->nparams >= KT_MAX_SLOTS) {
+		error_at(pc, off, "too many shape symbols and parameters (at most %d together)", KT_MAX_SLOTS);
+		return NULL;
+	}
+	for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+		if (word_is(pc, off, n, reserved[i])) {
+			error_at(pc, off, "'%.*s' is reserved by the expression language (expected another name for the %s)",
+				 (int)n, pc->src + off, what);
+			return NULL;
+		}
+	for (int i = 0; i < pc->nnames; i++)
+		if (word_is(pc, off, n, pc->names[i].name)) {
+			error_at(pc, off, "'%.*s' is already declared (first declared at line %d)", (int)n, pc->src + off,
+				 line_of(pc, pc->names[i].off));
+			return NULL;
+		}
+	if (!slot && pc->ntypes == MAX_TYPES) {
+		error_at(pc, off, "too many type symbols (at most %d)", MAX_TYPES);
+		return NULL;
+	}
+	const char *s = kt_arena_strndup(pc->a, pc->src + off, n);
+	pc->names[pc->nnames++] = (decl){s, off};
+	return s;
+}
+
+static int find_etype(const char *s, size_t n)
+{
+	for (int i = 0; i < KT_NETYPES; i++)
+		if (strlen(kt_etypes[i].name) == n && !memcmp(kt_etypes[i].name, s, n))
+			return i;
+	return -1;
+}
+
+static void unknown_etype(pctx *pc, size_t off, size_t n, int allow_syms)
+{
+	const char *cands[KT_NETYPES + MAX_TYPES];
+	int nc = 0;
+	for (int i = 0; i < KT_NETYPES; i++)
+		cands[nc++] = kt_etypes[i].name;
+	for (int i = 0; allow_syms && i < pc->ntypes; i++)
+		cands[nc++] = pc->types[i].name;
+	char b[80];
+	const char *s = suggest(pc, pc->src + off, n, cands, nc, b, sizeof b);
+	if (*s)
+		error_at(pc, off, "unknown element type '%.*s'%s", (int)n, pc->src + off, s);
+	else
+		error_at(pc, off, "unknown element type '%.*s' (expected one of: half, bfloat16, float, double, int, int64, uint8%s)",
+			 (int)n, pc->src + off, allow_syms ? ", or a type symbol" : "");
+}
+
+/* ---- pass 1: declarations ---- */
+
+static void d_kernel(pctx *pc, const dline *d)
+{
+	size_t pos = d->pos, s, n;
+	if (take_ident(pc, &pos, d->end, &s, &n, "the name of the __global__ function to tune") != 0)
+		return;
+	if (expect_end(pc, pos, d->end, "the end of the line after the kernel name") != 0)
+		return;
+	pc->t->kernel = kt_arena_strndup(pc->a, pc->src + s, n);
+	pc->t->kernel_loc = loc_of(pc, s);
+	pc->kernel_off = s;
+}
+
+static void d_shape(pctx *pc, const dline *d)
+{
+	size_t pos = d->pos, s, n;
+	int count = 0;
+	for (;;) {
+		if (take_ident(pc, &pos, d->end, &s, &n, count ? "a shape symbol or the end of the line" : "the names of the shape symbols (e.g. rows hidden)") != 0)
+			return;
+		const char *name = declare(pc, s, n, "shape symbol", 1);
+		if (name) {
+			pc->shape_off[pc->nshapes] = s;
+			pc->shapes[pc->nshapes++] = name;
+		}
+		count++;
+		take_char(pc, &pos, d->end, ',');
+		if (skip_blanks(pc, pos, d->end) >= d->end)
+			return;
+	}
+}
+
+static void d_type(pctx *pc, const dline *d)
+{
+	size_t pos = d->pos, s, n, vs, vn;
+	if (take_ident(pc, &pos, d->end, &s, &n, "the name of the type symbol (e.g. T)") != 0)
+		return;
+	if (!take_word(pc, &pos, d->end, "in")) {
+		expected(pc, pos, d->end, "'in' and the element types the symbol may stand for (e.g. T in half, bfloat16)");
+		return;
+	}
+	kt_etype opts[KT_NETYPES];
+	int nopts = 0, def = 0;
+	do {
+		if (take_ident(pc, &pos, d->end, &vs, &vn, "an element type (half, bfloat16, float, double, int, int64, uint8)") != 0)
+			return;
+		int e = find_etype(pc->src + vs, vn);
+		if (e < 0) {
+			unknown_etype(pc, vs, vn, 0);
+			return;
+		}
+		for (int i = 0; i < nopts; i++)
+			if (opts[i] == (kt_etype)e) {
+				error_at(pc, vs, "'%.*s' is listed twice (expected distinct element types)", (int)vn, pc->src + vs);
+				return;
+			}
+		opts[nopts++] = (kt_etype)e;
+	} while (take_char(pc, &pos, d->end, ','));
+	if (take_word(pc, &pos, d->end, "default")) {
+		if (take_ident(pc, &pos, d->end, &vs, &vn, "the default element type after 'default'") != 0)
+			return;
+		int e = find_etype(pc->src + vs, vn);
+		for (def = 0; def < nopts && opts[def] != (kt_etype)e; def++)
+			;
+		if (def == nopts) {
+			error_at(pc, vs, "default '%.*s' is not one of the types listed for '%.*s'", (int)vn, pc->src + vs, (int)n,
+				 pc->src + s);
+			return;
+		}
+	}
+	if (expect_end(pc, pos, d->end, "',', 'default' or the end of the line") != 0)
+		return;
+	const char *name = declare(pc, s, n, "type symbol", 0);
+	if (!name)
+		return;
+	pc->type_off[pc->ntypes] = s;
+	kt_typesym *ts = &pc->types[pc->ntypes++];
+	ts->name = name;
+	ts->nopts = nopts;
+	ts->opts = memcpy(kt_arena_alloc(pc->a, sizeof opts), opts, sizeof opts);
+	ts->chosen = opts[def];
+	ts->loc = loc_of(pc, s);
+}
+
+/* The values of a parameter while it is parsed (malloc'd; copied into the arena at the end). */
+typedef struct vlist {
+	int64_t *v;
+	const char **names; /* choices: the name of each value */
+	int n, cap;
+} vlist;
+
+static int vlist_add(pctx *pc, vlist *l, int64_t v, const char *name, size_t off)
+{
+	if (l->n == MAX_VALUES) {
+		error_at(pc, off, "too many values (at most %d)", MAX_VALUES);
+		return -1;
+	}
+	for (int i = 0; i < l->n; i++)
+		if (name ? !strcmp(l->names[i], name) : l->v[i] == v) {
+			if (name)
+				error_at(pc, off, "'%s' is listed twice (expected distinct values)", name);
+			else
+				error_at(pc, off, "%lld is listed twice (expected distinct values)", (long long)v);
+			return -1;
+		}
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 16;
+		l->v = kt_xrealloc(l->v, sizeof *l->v * (size_t)l->cap);
+		l->names = kt_xrealloc(l->names, sizeof *l->names * (size_t)l->cap);
+	}
+	l->v[l->n] = name ? l->n : v;
+	l->names[l->n++] = name;
+	return 0;
+}
+
+/* A..B [pow2 | step S] after the first integer A was read. */
+static int parse_range(pctx *pc, size_t *pos, size_t end, int64_t a, size_t aoff, vlist *l)
+{
+	int64_t b, step = 1;
+	*pos += 2; /* ".." */
+	if (take_int(pc, pos, end, &b, "the upper bound of the range after '..'") != 0)
+		return -1;
+	if (b < a) {
+		error_at(pc, aoff, "empty range %lld..%lld (expected the lower bound first)", (long long)a, (long long)b);
+		return -1;
+	}
+	if (take_word(pc, pos, end, "pow2")) {
+		for (int64_t p = 1; p > 0 && p <= b; p *= 2)
+			if (p >= a && vlist_add(pc, l, p, NULL, aoff) != 0)
+				return -1;
+		if (l->n == 0) {
+			error_at(pc, aoff, "no power of two lies in %lld..%lld", (long long)a, (long long)b);
+			return -1;
+		}
+		return 0;
+	}
+	if (take_word(pc, pos, end, "step")) {
+		size_t soff = skip_blanks(pc, *pos, end);
+		if (take_int(pc, pos, end, &step, "the step of the range after 'step'") != 0)
+			return -1;
+		if (step <= 0) {
+			error_at(pc, soff, "step %lld is not positive (expected a step of 1 or more)", (long long)step);
+			return -1;
+		}
+	}
+	if ((uint64_t)(b - a) / (uint64_t)step >= MAX_VALUES) {
+		error_at(pc, aoff, "range %lld..%lld has more than %d values", (long long)a, (long long)b, MAX_VALUES);
+		return -1;
+	}
+	for (int64_t v = a; v <= b; v += step) {
+		if (vlist_add(pc, l, v, NULL, aoff) != 0)
+			return -1;
+		if (v > INT64_MAX - step)
+			break;
+	}
+	return 0;
+}
+
+/* The values after `in`: integers, a range, or names. */
+static int parse_values(pctx *pc, size_t *pos, size_t end, kt_param *p, vlist *l)
+{
+	size_t first = skip_blanks(pc, *pos, end);
+	size_t fn = ident_len(pc, first, end);
+	if (fn && !word_is(pc, first, fn, "default")) {
+		p->type = KT_PCHOICE;
+		size_t s, n;
+		do {
+			if (take_ident(pc, pos, end, &s, &n, "a choice name (the choices are names like twopass, onepass)") != 0)
+				return -1;
+			if (vlist_add(pc, l, 0, kt_arena_strndup(pc->a, pc->src + s, n), s) != 0)
+				return -1;
+		} while (take_char(pc, pos, end, ','));
+		return 0;
+	}
+	p->type = KT_PINT;
+	int64_t v;
+	if (take_int(pc, pos, end, &v, "a list of values after 'in' (e.g. 1, 2, 4 or 64..1024 pow2 or twopass, onepass)") != 0)
+		return -1;
+	if (*pos + 1 < end && pc->src[*pos] == '.' && pc->src[*pos + 1] == '.')
+		return parse_range(pc, pos, end, v, first, l);
+	if (vlist_add(pc, l, v, NULL, first) != 0)
+		return -1;
+	while (take_char(pc, pos, end, ',')) {
+		size_t off = skip_blanks(pc, *pos, end);
+		if (take_int(pc, pos, end, &v, "an integer after ','") != 0 || vlist_add(pc, l, v, NULL, off) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* `default V` of a parameter: sets p->def. */
+static int parse_default(pctx *pc, size_t *pos, size_t end, kt_param *p, const vlist *l)
+{
+	size_t off = skip_blanks(pc, *pos, end);
+	if (p->type == KT_PINT) {
+		int64_t v;
+		if (take_int(pc, pos, end, &v, "the default value after 'default'") != 0)
+			return -1;
+		for (p->def = 0; p->def < l->n && l->v[p->def] != v; p->def++)
+			;
+	} else {
+		size_t s, n;
+		if (take_ident(pc, pos, end, &s, &n, p->type == KT_PBOOL ? "true or false after 'default'" : "the default choice after 'default'") != 0)
+			return -1;
+		for (p->def = 0; p->def < l->n && !word_is(pc, s, n, p->type == KT_PBOOL ? (l->v[p->def] ? "true" : "false") : l->names[p->def]); p->def++)
+			;
+	}
+	if (p->def < l->n)
+		return 0;
+	kt_buf vals = {0};
+	for (int i = 0; i < l->n && i < 16; i++) {
+		if (p->type == KT_PINT)
+			kt_buf_printf(&vals, "%s%lld", i ? ", " : "", (long long)l->v[i]);
+		else
+			kt_buf_printf(&vals, "%s%s", i ? ", " : "", p->type == KT_PBOOL ? (l->v[i] ? "true" : "false") : l->names[i]);
+	}
+	error_at(pc, off, "the default is not one of the values of '%s' (expected one of: %s%s)", p->name,
+		 kt_buf_str(&vals), l->n > 16 ? ", ..." : "");
+	kt_buf_free(&vals);
+	return -1;
+}
+
+static void d_param(pctx *pc, const dline *d)
+{
+	size_t pos = d->pos, s, n;
+	if (take_ident(pc, &pos, d->end, &s, &n, "the name of the parameter (e.g. BLOCK)") != 0)
+		return;
+	kt_param p = {0};
+	p.name = kt_arena_strndup(pc->a, pc->src + s, n);
+	p.loc = loc_of(pc, s);
+	vlist l = {0};
+	if (take_word(pc, &pos, d->end, "bool")) {
+		p.type = KT_PBOOL;
+		vlist_add(pc, &l, 0, NULL, s);
+		vlist_add(pc, &l, 1, NULL, s);
+	} else if (take_word(pc, &pos, d->end, "in")) {
+		if (parse_values(pc, &pos, d->end, &p, &l) != 0)
+			goto out;
+	} else {
+		expected(pc, pos, d->end, "'in' and a list of values, or 'bool', after the parameter name");
+		goto out;
+	}
+	if (take_word(pc, &pos, d->end, "default") && parse_default(pc, &pos, d->end, &p, &l) != 0)
+		goto out;
+	if (expect_end(pc, pos, d->end, p.type == KT_PBOOL ? "'default' or the end of the line" : "',', 'default' or the end of the line") != 0)
+		goto out;
+	if (!declare(pc, s, n, "parameter", 1))
+		goto out;
+	p.nvals = l.n;
+	p.vals = memcpy(kt_arena_alloc(pc->a, sizeof(int64_t) * (size_t)l.n), l.v, sizeof(int64_t) * (size_t)l.n);
+	if (p.type == KT_PCHOICE)
+		p.choices = memcpy(kt_arena_alloc(pc->a, sizeof(char *) * (size_t)l.n), l.names, sizeof(char *) * (size_t)l.n);
+	pc->params[pc->nparams++] = p;
+out:
+	free(l.v);
+	free(l.names);
+}
+
+/* ---- between the passes: slots and the scope ---- */
+
+static int scope_is_choice(void *ctx, int slot)
+{
+	const kt_tmpl *t = ctx;
+	return slot >= t->nshapes && t->params[slot - t->nshapes].type == KT_PCHOICE;
+}
+
+static int scope_choice(void *ctx, int slot, const char *lit, size_t len)
+{
+	const kt_tmpl *t = ctx;
+	const kt_param *p = &t->params[slot - t->nshapes];
+	for (int i = 0; i < p->nvals; i++)
+		if (strlen(p->choices[i]) == len && !memcmp(p->choices[i], lit, len))
+			return i;
+	return -1;
+}
+
+static void build_scope(pctx *pc)
+{
+	kt_tmpl *t = pc->t;
+	for (int i = 0; i < pc->nshapes; i++)
+		pc->slot_names[i] = pc->shapes[i];
+	for (int i = 0; i < pc->nparams; i++) {
+		pc->params[i].slot = pc->nshapes + i;
+		pc->slot_names[pc->nshapes + i] = pc->params[i].name;
+	}
+	t->nshapes = pc->nshapes;
+	t->shapes = pc->shapes;
+	t->nparams = pc->nparams;
+	t->params = pc->params;
+	t->ntypes = pc->ntypes;
+	t->types = pc->types;
+	t->scope = (kt_scope){pc->slot_names, pc->nshapes + pc->nparams, scope_is_choice, scope_choice, t};
+}
+
+/* ---- pass 2: expressions ---- */
+
+/* Parses src[s..e) as an expression; reports errors at their column. */
+static const kt_expr *expr_at(pctx *pc, size_t s, size_t e, const char *what)
+{
+	s = skip_blanks(pc, s, e);
+	while (e > s && is_blank(pc->src[e - 1]))
+		e--;
+	if (s == e) {
+		error_at(pc, s, "expected %s but found %s", what, s < pc->len && pc->src[s] != '\n' ? "nothing" : "the end of the line");
+		return NULL;
+	}
+	size_t off;
+	char msg[512];
+	const kt_expr *x = kt_expr_parse(pc->a, pc->src + s, e - s, &pc->t->scope, &off, msg, sizeof msg);
+	if (!x)
+		error_at(pc, s + off, "%s", msg);
+	return x;
+}
+
+/* An expression over shape symbols only; names the first parameter that it uses otherwise. */
+static const kt_expr *shape_expr_at(pctx *pc, size_t s, size_t e, const char *what)
+{
+	const kt_expr *x = expr_at(pc, s, e, what);
+	uint64_t shapes = pc->nshapes >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << pc->nshapes) - 1);
+	if (!x || !(kt_expr_deps(x) & ~shapes))
+		return x;
+	for (size_t i = s; i < e; i++) {
+		size_t n = ident_len(pc, i, e);
+		if (n == 0 || (i > s && is_id(pc->src[i - 1])))
+			continue;
+		for (int p = 0; p < pc->nparams; p++)
+			if (word_is(pc, i, n, pc->params[p].name)) {
+				kt_buf sh = {0};
+				for (int k = 0; k < pc->nshapes; k++)
+					kt_buf_printf(&sh, "%s%s", k ? ", " : "", pc->shapes[k]);
+				error_at(pc, i, "'%s' is a tuning parameter, but %s may use only shape symbols (%s)", pc->params[p].name,
+					 what, pc->nshapes ? kt_buf_str(&sh) : "none declared");
+				kt_buf_free(&sh);
+				return NULL;
+			}
+		i += n - 1;
+	}
+	return NULL;
+}
+
+/* 1 to 3 comma-separated expressions (grid, block). */
+static int dims_at(pctx *pc, size_t s, size_t e, const kt_expr **out, const char *what, int shape_only)
+{
+	size_t st[MAX_DIMS + 1], en[MAX_DIMS + 1];
+	int n = split_commas(pc, s, e, st, en, MAX_DIMS + 1);
+	if (n > MAX_DIMS) {
+		error_at(pc, skip_blanks(pc, st[MAX_DIMS], e), "too many dimensions for %s (expected at most 3: x, y, z)", what);
+		return -1;
+	}
+	char w[96];
+	int rc = 0;
+	for (int i = 0; i < n; i++) {
+		snprintf(w, sizeof w, "an expression for dimension %c of %s", "xyz"[i], what);
+		out[i] = shape_only ? shape_expr_at(pc, st[i], en[i], w) : expr_at(pc, st[i], en[i], w);
+		rc |= out[i] ? 0 : -1;
+	}
+	return rc;
+}
+
+static void d_reference(pctx *pc, const dline *d)
+{
+	size_t pos = d->pos, s, n;
+	if (take_ident(pc, &pos, d->end, &s, &n, "the name of the reference __global__ function") != 0)
+		return;
+	size_t g = find_keyword(pc, pos, d->end, "grid"), b = find_keyword(pc, pos, d->end, "block");
+	size_t m = find_keyword(pc, pos, d->end, "smem");
+	if (skip_blanks(pc, pos, d->end) != g) {
+		expected(pc, pos, d->end, "'grid' and the reference kernel's launch (grid E block E [smem E])");
+		return;
+	}
+	if (b == d->end || b < g) {
+		expected(pc, d->end, d->end, "'block' and the reference kernel's block size");
+		return;
+	}
+	if (m < b) {
+		error_at(pc, m, "expected 'smem' after 'block' (the order is grid, block, smem)");
+		return;
+	}
+	pc->t->reference = kt_arena_strndup(pc->a, pc->src + s, n);
+	pc->reference_off = s;
+	dims_at(pc, g + 4, b, pc->t->ref_grid, "the reference's grid", 1);
+	dims_at(pc, b + 5, m, pc->t->ref_block, "the reference's block", 1);
+	if (m < d->end)
+		pc->t->ref_smem = shape_expr_at(pc, m + 4, d->end, "the reference's shared memory");
+}
+
+static void d_require(pctx *pc, const dline *d)
+{
+	if (pc->nreq == MAX_REQS) {
+		error_at(pc, d->name_off, "too many constraints (at most %d)", MAX_REQS);
+		return;
+	}
+	const kt_expr *x = expr_at(pc, d->pos, d->end, "a constraint after 'require' (e.g. hidden % VEC == 0)");
+	if (!x)
+		return;
+	size_t s = skip_blanks(pc, d->pos, d->end);
+	pc->req[pc->nreq] = x;
+	pc->req_text[pc->nreq] = kt_arena_strndup(pc->a, pc->src + s, d->end - s);
+	pc->req_loc[pc->nreq++] = loc_of(pc, s);
+}
+
+static const struct {
+	const char *name;
+	kt_role role;
+} roles[] = {{"in", KT_IN}, {"inout", KT_INOUT}, {"out", KT_OUT}};
+
+static const struct {
+	const char *name;
+	kt_fillkind kind;
+	int nargs;
+} fills[] = {{"const", KT_FILL_CONST, 1}, {"int", KT_FILL_INT, 2}, {"normal", KT_FILL_NORMAL, 2}, {"uniform", KT_FILL_UNIFORM, 2}};
+#define NFILLS ((int)(sizeof fills / sizeof fills[0]))
+
+/* fill KIND(a[, b]) */
+static int parse_fill(pctx *pc, size_t *pos, size_t end, kt_fill *f)
+{
+	size_t s, n;
+	if (take_ident(pc, pos, end, &s, &n, "a fill after 'fill' (uniform(a,b), normal(mean,std), int(a,b) or const(v))") != 0)
+		return -1;
+	int k;
+	for (k = 0; k < NFILLS && !word_is(pc, s, n, fills[k].name); k++)
+		;
+	if (k == NFILLS) {
+		error_at(pc, s, "unknown fill '%.*s' (expected uniform(a,b), normal(mean,std), int(a,b) or const(v))", (int)n, pc->src + s);
+		return -1;
+	}
+	if (!take_char(pc, pos, end, '(')) {
+		expected(pc, *pos, end, "'(' after the fill name");
+		return -1;
+	}
+	double v[2] = {0, 0};
+	for (int i = 0; i < fills[k].nargs; i++) {
+		if (i && !take_char(pc, pos, end, ',')) {
+			expected(pc, *pos, end, "',' and the second number of the fill");
+			return -1;
+		}
+		if (take_number(pc, pos, end, &v[i], "a number") != 0)
+			return -1;
+	}
+	if (!take_char(pc, pos, end, ')')) {
+		char w[64];
+		snprintf(w, sizeof w, "')' after %d number%s of %s()", fills[k].nargs, fills[k].nargs > 1 ? "s" : "", fills[k].name);
+		expected(pc, *pos, end, w);
+		return -1;
+	}
+	f->kind = fills[k].kind;
+	f->a = v[0];
+	f->b = v[1];
+	if ((f->kind == KT_FILL_UNIFORM || f->kind == KT_FILL_INT) && f->b < f->a) {
+		error_at(pc, s, "%s(%g, %g) is empty (expected the lower bound first)", fills[k].name, f->a, f->b);
+		return -1;
+	}
+	if (f->kind == KT_FILL_NORMAL && f->b < 0) {
+		error_at(pc, s, "normal(%g, %g) has a negative standard deviation", f->a, f->b);
+		return -1;
+	}
+	return 0;
+}
+
+/* Pointer argument: TYPE[EXTENT] in|out|inout [fill ...] [neginf F], from the '['. */
+static int parse_pointer_arg(pctx *pc, size_t pos, size_t end, kt_arg *a)
+{
+	size_t open = pos, close = pos + 1;
+	int depth = 1;
+	for (; close < end && depth; close++)
+		depth += pc->src[close] == '[' ? 1 : pc->src[close] == ']' ? -1 : 0;
+	if (depth) {
+		error_at(pc, open, "expected ']' to close the extent that starts here");
+		return -1;
+	}
+	a->extent = shape_expr_at(pc, open + 1, close - 1, "the extent of an argument");
+	if (!a->extent)
+		return -1;
+	pos = close;
+	size_t s, n;
+	if (take_ident(pc, &pos, end, &s, &n, "the role of the argument after its extent (in, out or inout)") != 0)
+		return -1;
+	int r;
+	for (r = 0; r < 3 && !word_is(pc, s, n, roles[r].name); r++)
+		;
+	if (r == 3) {
+		error_at(pc, s, "unknown role '%.*s' (expected in, out or inout)", (int)n, pc->src + s);
+		return -1;
+	}
+	a->role = roles[r].role;
+	a->fill = (kt_fill){KT_FILL_UNIFORM, -1.0, 1.0, 0.0};
+	size_t fill_off = skip_blanks(pc, pos, end);
+	if (take_word(pc, &pos, end, "fill")) {
+		if (a->role == KT_OUT) {
+			error_at(pc, fill_off, "an 'out' argument is not filled (expected 'fill' only for in and inout arguments)");
+			return -1;
+		}
+		if (parse_fill(pc, &pos, end, &a->fill) != 0)
+			return -1;
+	}
+	size_t ni = skip_blanks(pc, pos, end);
+	if (take_word(pc, &pos, end, "neginf")) {
+		int paren = take_char(pc, &pos, end, '(');
+		if (take_number(pc, &pos, end, &a->fill.neginf, "the fraction of -inf elements after 'neginf' (0 to 1)") != 0)
+			return -1;
+		if (paren && !take_char(pc, &pos, end, ')')) {
+			expected(pc, pos, end, "')' after the fraction of neginf(F)");
+			return -1;
+		}
+		if (!(a->fill.neginf >= 0 && a->fill.neginf <= 1)) {
+			error_at(pc, ni, "neginf %g is not a fraction (expected a number from 0 to 1)", a->fill.neginf);
+			return -1;
+		}
+	}
+	return expect_end(pc, pos, end, "'fill', 'neginf' or the end of the line");
+}
+
+static void d_arg(pctx *pc, const dline *d)
+{
+	size_t pos = d->pos, s, n, ts, tn;
+	if (take_ident(pc, &pos, d->end, &s, &n, "the name of the argument") != 0)
+		return;
+	if (take_ident(pc, &pos, d->end, &ts, &tn, "the type of the argument (an element type or a type symbol)") != 0)
+		return;
+	kt_arg a = {0};
+	a.name = kt_arena_strndup(pc->a, pc->src + s, n);
+	a.loc = loc_of(pc, s);
+	a.typesym = -1;
+	a.shape_slot = -1;
+	int e = find_etype(pc->src + ts, tn);
+	for (int i = 0; e < 0 && i < pc->ntypes; i++)
+		if (word_is(pc, ts, tn, pc->types[i].name)) {
+			a.typesym = i;
+			e = (int)pc->types[i].chosen;
+		}
+	if (e < 0) {
+		unknown_etype(pc, ts, tn, 1);
+		return;
+	}
+	a.type = (kt_etype)e;
+	for (int i = 0; i < pc->nargs; i++)
+		if (!strcmp(pc->args[i].name, a.name)) {
+			error_at(pc, s, "argument '%s' is already declared (first declared at line %d)", a.name, pc->args[i].loc.line);
+			return;
+		}
+	for (int i = 0; i < pc->nparams + pc->ntypes; i++) {
+		const char *other = i < pc->nparams ? pc->params[i].name : pc->types[i - pc->nparams].name;
+		kt_loc at = i < pc->nparams ? pc->params[i].loc : pc->types[i - pc->nparams].loc;
+		if (!strcmp(other, a.name)) {
+			error_at(pc, s, "argument '%s' has the name of the %s declared at line %d (it becomes a macro; expected another name)",
+				 a.name, i < pc->nparams ? "parameter" : "type symbol", at.line);
+			return;
+		}
+	}
+	if (pc->nargs == MAX_ARGS) {
+		error_at(pc, s, "too many arguments (at most %d)", MAX_ARGS);
+		return;
+	}
+	pos = skip_blanks(pc, pos, d->end);
+	if (pos < d->end && pc->src[pos] == '[') {
+		if (parse_pointer_arg(pc, pos, d->end, &a) != 0)
+			return;
+	} else if (pos < d->end && pc->src[pos] == '=') {
+		a.role = KT_SCALAR;
+		a.value = shape_expr_at(pc, pos + 1, d->end, "the value of a scalar argument");
+		if (!a.value)
+			return;
+		int slot = kt_expr_slot(a.value);
+		a.shape_slot = slot >= 0 && slot < pc->nshapes ? slot : -1;
+	} else {
+		expected(pc, pos, d->end, "'[' (a pointer: TYPE[EXTENT] in|out|inout) or '=' (a scalar: TYPE = VALUE) after the type");
+		return;
+	}
+	pc->args[pc->nargs++] = a;
+}
+
+static void d_grid(pctx *pc, const dline *d) { dims_at(pc, d->pos, d->end, pc->t->grid, "the grid", 0); }
+static void d_block(pctx *pc, const dline *d) { dims_at(pc, d->pos, d->end, pc->t->block, "the block", 0); }
+
+static void d_smem(pctx *pc, const dline *d)
+{
+	pc->t->smem = expr_at(pc, d->pos, d->end, "the dynamic shared memory in bytes after 'smem'");
+}
+
+static void d_bytes(pctx *pc, const dline *d)
+{
+	pc->t->bytes = expr_at(pc, d->pos, d->end, "the minimal number of bytes moved after 'bytes'");
+}
+
+static void d_flops(pctx *pc, const dline *d)
+{
+	pc->t->flops = expr_at(pc, d->pos, d->end, "the number of floating-point operations after 'flops'");
+}
+
+static void d_tolerance(pctx *pc, const dline *d)
+{
+	size_t pos = d->pos;
+	double atol, rtol;
+	size_t off = skip_blanks(pc, pos, d->end);
+	if (take_number(pc, &pos, d->end, &atol, "the absolute tolerance (e.g. 1e-2)") != 0)
+		return;
+	rtol = atol;
+	size_t roff = skip_blanks(pc, pos, d->end);
+	if (roff < d->end && take_number(pc, &pos, d->end, &rtol, "the relative tolerance or the end of the line") != 0)
+		return;
+	if (expect_end(pc, pos, d->end, "the end of the line after the tolerances (ATOL [RTOL])") != 0)
+		return;
+	if (!(atol >= 0) || !(rtol >= 0)) {
+		error_at(pc, atol >= 0 ? roff : off, "a tolerance must not be negative");
+		return;
+	}
+	pc->t->atol = atol;
+	pc->t->rtol = rtol;
+}
+
+/* ---- the source: directives, __global__ functions, includes ---- */
+
+static int find_dir(const char *s, size_t n)
+{
+	for (int i = 0; i < NDIRS; i++)
+		if (strlen(dirs[i].name) == n && !memcmp(dirs[i].name, s, n))
+			return i;
+	return -1;
+}
+
+static void unknown_directive(pctx *pc, size_t off, size_t n)
+{
+	const char *names[NDIRS];
+	for (int i = 0; i < NDIRS; i++)
+		names[i] = dirs[i].name;
+	char b[64];
+	const char *s = suggest(pc, pc->src + off, n, names, NDIRS, b, sizeof b);
+	if (*s) {
+		error_at(pc, off, "unknown directive '%.*s'%s", (int)n, pc->src + off, s);
+		return;
+	}
+	kt_buf all = {0};
+	for (int i = 0; i < NDIRS; i++)
+		kt_buf_printf(&all, "%s%s", i ? ", " : "", dirs[i].name);
+	error_at(pc, off, "unknown directive '%.*s' (expected one of: %s)", (int)n, pc->src + off, all.data);
+	kt_buf_free(&all);
+}
+
+/* Records the directive on the line src[bol..eol), if it is one. */
+static void scan_line(pctx *pc, size_t bol, size_t eol)
+{
+	size_t p = skip_blanks(pc, bol, eol);
+	if (p + 2 > eol || pc->src[p] != '/' || pc->src[p + 1] != '/')
+		return;
+	p = skip_blanks(pc, p + 2, eol);
+	if (p + 3 > eol || memcmp(pc->src + p, "@kt", 3) != 0 || (p + 3 < eol && !is_blank(pc->src[p + 3])))
+		return;
+	p = skip_blanks(pc, p + 3, eol);
+	size_t n = ident_len(pc, p, eol);
+	if (n == 0) {
+		expected(pc, p, eol, "a directive name after '@kt' (e.g. kernel, param, arg)");
+		return;
+	}
+	int d = find_dir(pc->src + p, n);
+	if (d < 0) {
+		unknown_directive(pc, p, n);
+		return;
+	}
+	if (dirs[d].single && pc->seen[d]) {
+		error_at(pc, p, "a second '%s' directive (the first is at line %d; expected one)", dirs[d].name,
+			 line_of(pc, pc->lines[pc->seen[d] - 1].name_off));
+		return;
+	}
+	while (eol > p + n && is_blank(pc->src[eol - 1]))
+		eol--;
+	if (pc->nlines == pc->caplines) {
+		pc->caplines = pc->caplines ? 2 * pc->caplines : 32;
+		pc->lines = kt_xrealloc(pc->lines, sizeof *pc->lines * (size_t)pc->caplines);
+	}
+	pc->lines[pc->nlines++] = (dline){d, p, p + n, eol};
+	if (!pc->seen[d])
+		pc->seen[d] = pc->nlines;
+}
+
+static void scan_directives(pctx *pc)
+{
+	for (size_t bol = 0; bol < pc->len;) {
+		size_t eol = bol;
+		while (eol < pc->len && pc->src[eol] != '\n')
+			eol++;
+		scan_line(pc, bol, eol);
+		bol = eol + 1;
+	}
+}
+
+/* Skips a comment, string or character literal at i; returns the index after it (or i). */
+static size_t skip_c_noise(const char *s, size_t i, size_t n)
+{
+	if (i + 1 < n && s[i] == '/' && s[i + 1] == '/') {
+		while (i < n && s[i] != '\n')
+			i++;
+	} else if (i + 1 < n && s[i] == '/' && s[i + 1] == '*') {
+		for (i += 2; i + 1 < n && !(s[i] == '*' && s[i + 1] == '/'); i++)
+			;
+		i = i + 2 < n ? i + 2 : n;
+	} else if (s[i] == '"' || s[i] == '\'') {
+		char q = s[i++];
+		while (i < n && s[i] != q && s[i] != '\n')
+			i += s[i] == '\\' ? 2 : 1;
+		i = i < n ? i + 1 : n;
+	}
+	return i;
+}
+
+/* Collects the names of __global__ functions: after `__global__`, the last name before the first
+ * '(' that does not belong to an attribute like __launch_bounds__(...). */
+static void scan_globals(pctx *pc)
+{
+	const char *s = pc->src;
+	size_t n = pc->len;
+	for (size_t i = 0; i < n;) {
+		size_t j = skip_c_noise(s, i, n);
+		if (j != i) {
+			i = j;
+			continue;
+		}
+		if (!is_id0(s[i]) || (i > 0 && is_id(s[i - 1]))) {
+			i++;
+			continue;
+		}
+		size_t len = ident_len(pc, i, n);
+		i += len;
+		if (!word_is(pc, i - len, len, "__global__"))
+			continue;
+		size_t last = 0, lastn = 0;
+		while (i < n && s[i] != ';' && s[i] != '{') {
+			if (is_id0(s[i])) {
+				last = i;
+				lastn = ident_len(pc, i, n);
+				i += lastn;
+			} else if (s[i] == '(' && lastn >= 2 && s[last] == '_' && s[last + 1] == '_') {
+				for (int depth = 0; i < n; i++) { /* an attribute's arguments */
+					depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+					if (depth == 0)
+						break;
+				}
+				i++;
+				lastn = 0;
+			} else if (s[i] == '(') {
+				break;
+			} else {
+				i++;
+			}
+		}
+		if (lastn && pc->nglobals < MAX_GLOBALS) {
+			pc->globals[pc->nglobals] = s + last;
+			pc->globals_len[pc->nglobals++] = lastn;
+		}
+	}
+}
+
+static int is_global(const pctx *pc, const char *name)
+{
+	for (int i = 0; i < pc->nglobals; i++)
+		if (strlen(name) == pc->globals_len[i] && !memcmp(name, pc->globals[i], pc->globals_len[i]))
+			return 1;
+	return 0;
+}
+
+typedef struct incl {
+	kt_arena *a;
+	const char **paths;
+	dev_t *dev; /* device and inode of each, to stop cycles */
+	ino_t *ino;
+	int n;
+} incl;
+
+static void scan_includes(incl *in, const char *text, size_t len, const char *dir, int depth)
+{
+	for (size_t bol = 0; bol < len;) {
+		size_t eol = bol;
+		while (eol < len && text[eol] != '\n')
+			eol++;
+		size_t p = bol;
+		while (p < eol && is_blank(text[p]))
+			p++;
+		if (p < eol && text[p] == '#') {
+			p++;
+			while (p < eol && is_blank(text[p]))
+				p++;
+			if (eol - p > 7 && !memcmp(text + p, "include", 7)) {
+				p += 7;
+				while (p < eol && is_blank(text[p]))
+					p++;
+				size_t q = p + 1;
+				while (q < eol && text[q] != '"')
+					q++;
+				if (p < eol && text[p] == '"' && q < eol && q > p + 1 && in->n < MAX_INCLUDES) {
+					char *name = kt_arena_strndup(in->a, text + p + 1, q - p - 1);
+					char *path = kt_path_join(dir, name);
+					struct stat st;
+					int ok = stat(path, &st) == 0 && S_ISREG(st.st_mode);
+					for (int i = 0; ok && i < in->n; i++)
+						ok = !(in->dev[i] == st.st_dev && in->ino[i] == st.st_ino);
+					if (ok) {
+						in->paths[in->n] = kt_arena_strdup(in->a, path);
+						in->dev[in->n] = st.st_dev;
+						in->ino[in->n++] = st.st_ino;
+						kt_buf hdr = {0};
+						if (depth < MAX_INCLUDE_DEPTH && kt_read_file(path, &hdr, NULL) == 0) {
+							char *hdir = kt_path_dir(path);
+							scan_includes(in, hdr.data, hdr.len, hdir, depth + 1);
+							free(hdir);
+						}
+						kt_buf_free(&hdr);
+					}
+					free(path);
+				}
+			}
+		}
+		bol = eol + 1;
+	}
+}
+
+static void find_includes(pctx *pc)
+{
+	incl in = {pc->a, kt_arena_alloc(pc->a, sizeof(char *) * MAX_INCLUDES), kt_xcalloc(MAX_INCLUDES, sizeof(dev_t)),
+		   kt_xcalloc(MAX_INCLUDES, sizeof(ino_t)), 0};
+	char *dir = kt_path_dir(pc->t->path);
+	scan_includes(&in, pc->src, pc->len, dir, 0);
+	free(dir);
+	free(in.dev);
+	free(in.ino);
+	pc->t->nincludes = in.n;
+	pc->t->includes = in.paths;
+}
+
+/* ---- checks across directives ---- */
+
+static void check_required(pctx *pc)
+{
+	static const struct {
+		const char *dir, *why;
+	} req[] = {
+		{"kernel", "'// @kt kernel NAME' (the __global__ function to tune)"},
+		{"grid", "'// @kt grid E[, E[, E]]' (the launch grid)"},
+		{"block", "'// @kt block E[, E[, E]]' (the block size)"},
+	};
+	for (size_t i = 0; i < sizeof req / sizeof req[0]; i++)
+		if (!pc->seen[find_dir(req[i].dir, strlen(req[i].dir))])
+			error_at(pc, 0, "no '%s' directive (expected a line %s)", req[i].dir, req[i].why);
+	if (!pc->seen[find_dir("arg", 3)])
+		error_at(pc, 0, "no 'arg' directive (expected one line '// @kt arg ...' per kernel argument)");
+}
+
+/* Every shape symbol must reach the kernel as a scalar argument, or the launcher cannot know it. */
+static void check_shapes_passed(pctx *pc)
+{
+	for (int s = 0; s < pc->nshapes; s++) {
+		int passed = 0;
+		for (int i = 0; i < pc->nargs; i++)
+			passed |= pc->args[i].shape_slot == s;
+		if (!passed)
+			error_at(pc, pc->shape_off[s],
+				 "shape symbol '%s' is not passed to the kernel (expected a scalar argument like 'arg %s int = %s')",
+				 pc->shapes[s], pc->shapes[s], pc->shapes[s]);
+	}
+}
+
+static void check_globals(pctx *pc)
+{
+	kt_tmpl *t = pc->t;
+	if (t->kernel && !is_global(pc, t->kernel))
+		error_at(pc, pc->kernel_off, "kernel '%s' is not defined in this file (expected a __global__ function of that name)",
+			 t->kernel);
+	if (t->reference && !is_global(pc, t->reference))
+		error_at(pc, pc->reference_off,
+			 "reference kernel '%s' is not defined in this file (expected a __global__ function of that name)",
+			 t->reference);
+}
+
+/* Applies `--type T=x` choices to the type symbols and to the arguments written with them. */
+static void apply_type_opts(pctx *pc)
+{
+	for (int i = 0; pc->opts && i < pc->opts->ntypes; i++) {
+		const char *o = pc->opts->types[i], *eq = strchr(o, '=');
+		int k = -1;
+		for (int j = 0; eq && j < pc->ntypes; j++)
+			if (strlen(pc->types[j].name) == (size_t)(eq - o) && !memcmp(pc->types[j].name, o, (size_t)(eq - o)))
+				k = j;
+		if (k < 0) {
+			error_at(pc, 0, "type choice '%s' names no type symbol of this template (expected SYMBOL=TYPE)", o);
+			continue;
+		}
+		kt_typesym *ts = &pc->types[k];
+		int e = find_etype(eq + 1, strlen(eq + 1)), ok = 0;
+		for (int j = 0; j < ts->nopts; j++)
+			ok |= e >= 0 && ts->opts[j] == (kt_etype)e;
+		size_t off = pc->type_off[k];
+		if (!ok) {
+			error_at(pc, off, "type choice '%s': '%s' is not one of the types listed for '%s'", o, eq + 1, ts->name);
+			continue;
+		}
+		ts->chosen = (kt_etype)e;
+	}
+}
+
+/* ---- driver ---- */
+
+static int diag_cmp(const void *x, const void *y)
+{
+	const diagent *a = x, *b = y;
+	if (a->off != b->off)
+		return a->off < b->off ? -1 : 1;
+	return a->seq - b->seq;
+}
+
+static void finish_diags(pctx *pc, kt_buf *diags)
+{
+	qsort(pc->diags, (size_t)pc->ndiags, sizeof *pc->diags, diag_cmp);
+	for (int i = 0; i < pc->ndiags; i++) {
+		if (diags)
+			kt_buf_puts(diags, pc->diags[i].text);
+		free(pc->diags[i].text);
+	}
+	if (diags && pc->nerrors > pc->ndiags)
+		kt_buf_printf(diags, "%s: error: %d more errors not shown\n", pc->t->path, pc->nerrors - pc->ndiags);
+}
+
+static void run_pass(pctx *pc, int pass)
+{
+	for (int i = 0; i < pc->nlines; i++)
+		if (dirs[pc->lines[i].dir].pass == pass)
+			dirs[pc->lines[i].dir].fn(pc, &pc->lines[i]);
+}
+
+/* Moves what pass 2 collected into the template (arrays copied into the arena). */
+static void publish(pctx *pc)
+{
+	kt_tmpl *t = pc->t;
+	kt_arena *a = pc->a;
+	t->nargs = pc->nargs;
+	t->args = memcpy(kt_arena_alloc(a, sizeof(kt_arg) * (size_t)pc->nargs), pc->args, sizeof(kt_arg) * (size_t)pc->nargs);
+	for (int i = 0; i < pc->nargs; i++)
+		if (pc->args[i].typesym >= 0)
+			((kt_arg *)t->args)[i].type = pc->types[pc->args[i].typesym].chosen;
+	t->nreq = pc->nreq;
+	t->req = memcpy(kt_arena_alloc(a, sizeof(void *) * (size_t)pc->nreq), pc->req, sizeof(void *) * (size_t)pc->nreq);
+	t->req_text = memcpy(kt_arena_alloc(a, sizeof(char *) * (size_t)pc->nreq), pc->req_text, sizeof(char *) * (size_t)pc->nreq);
+	t->req_loc = memcpy(kt_arena_alloc(a, sizeof(kt_loc) * (size_t)pc->nreq), pc->req_loc, sizeof(kt_loc) * (size_t)pc->nreq);
+	size_t np = sizeof(kt_param) * (size_t)pc->nparams, ns = sizeof(char *) * (size_t)pc->nshapes;
+	t->params = memcpy(kt_arena_alloc(a, np), pc->params, np);
+	t->shapes = memcpy(kt_arena_alloc(a, ns), pc->shapes, ns);
+	t->types = memcpy(kt_arena_alloc(a, sizeof(kt_typesym) * (size_t)pc->ntypes), pc->types, sizeof(kt_typesym) * (size_t)pc->ntypes);
+	size_t nn = sizeof(char *) * (size_t)(pc->nshapes + pc->nparams);
+	t->scope.names = memcpy(kt_arena_alloc(a, nn), pc->slot_names, nn);
+}
+
+kt_tmpl *kt_tmpl_parse_text(const char *path, const char *text, size_t len, const kt_tmpl_opts *opts, kt_buf *diags,
+			    kt_err *err)
+{
+	kt_arena *a = kt_arena_new();
+	kt_tmpl *t = kt_arena_alloc(a, sizeof *t);
+	t->arena = a;
+	t->path = kt_arena_strdup(a, path);
+	t->src = kt_arena_strndup(a, text, len);
+	t->srclen = len;
+	t->atol = t->rtol = DEFAULT_TOL;
+	pctx *pc = kt_xcalloc(1, sizeof *pc);
+	pc->t = t;
+	pc->a = a;
+	pc->src = t->src;
+	pc->len = len;
+	pc->opts = opts;
+	pc->diags = kt_xcalloc(MAX_ERRORS, sizeof *pc->diags);
+	scan_directives(pc);
+	run_pass(pc, 1);
+	apply_type_opts(pc);
+	build_scope(pc);
+	run_pass(pc, 2);
+	scan_globals(pc);
+	check_required(pc);
+	check_shapes_passed(pc);
+	check_globals(pc);
+	publish(pc);
+	find_includes(pc);
+	finish_diags(pc, diags);
+	int nerr = pc->nerrors;
+	free(pc->lines);
+	free(pc->diags);
+	free(pc);
+	if (nerr) {
+		kt_fail(err, "%s: %d error%s", path, nerr, nerr == 1 ? "" : "s");
+		kt_tmpl_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+kt_tmpl *kt_tmpl_parse(const char *path, const kt_tmpl_opts *opts, kt_buf *diags, kt_err *err)
+{
+	kt_buf text = {0};
+	if (kt_read_file(path, &text, err) != 0) {
+		kt_buf_free(&text);
+		return NULL;
+	}
+	kt_tmpl *t = kt_tmpl_parse_text(path, text.data, text.len, opts, diags, err);
+	kt_buf_free(&text);
+	return t;
+}
+
+void kt_tmpl_free(kt_tmpl *t)
+{
+	if (t)
+		kt_arena_free(t->arena);
+}
+
+/* ---- shapes and configurations as text ---- */
+
+/* Splits "a=1,b=2" (commas or blanks) into items; calls fn for each NAME=VALUE. */
+static int each_item(const char *spec, int (*fn)(void *ctx, const char *name, size_t n, const char *val, size_t vn, kt_err *err),
+		     void *ctx, kt_err *err)
+{
+	const char *p = spec;
+	for (;;) {
+		while (*p == ',' || *p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			return 0;
+		const char *s = p;
+		while (*p && *p != ',' && *p != ' ' && *p != '\t')
+			p++;
+		const char *eq = memchr(s, '=', (size_t)(p - s));
+		if (!eq)
+			return kt_fail(err, "'%.*s' is not NAME=VALUE", (int)(p - s), s);
+		if (fn(ctx, s, (size_t)(eq - s), eq + 1, (size_t)(p - eq - 1), err) != 0)
+			return -1;
+	}
+}
+
+static int find_name(const char *const *names, int n, const char *s, size_t len)
+{
+	for (int i = 0; i < n; i++)
+		if (strlen(names[i]) == len && !memcmp(names[i], s, len))
+			return i;
+	return -1;
+}
+
+static void join_names(const char *const *names, int n, kt_buf *out)
+{
+	for (int i = 0; i < n; i++)
+		kt_buf_printf(out, "%s%s", i ? ", " : "", names[i]);
+}
+
+static int unknown_item(const char *what, const char *const *names, int n, const char *s, size_t len, kt_err *err)
+{
+	const char *near = kt_diag_closest(s, len, names, n);
+	if (near)
+		return kt_fail(err, "unknown %s '%.*s'; did you mean '%s'?", what, (int)len, s, near);
+	kt_buf all = {0};
+	join_names(names, n, &all);
+	kt_fail(err, "unknown %s '%.*s' (expected one of: %s)", what, (int)len, s, n ? all.data : "none declared");
+	kt_buf_free(&all);
+	return -1;
+}
+
+struct shape_ctx {
+	const kt_tmpl *t;
+	int64_t *vals;
+	int given[KT_MAX_SLOTS];
+};
+
+static int shape_item(void *ctx, const char *name, size_t n, const char *val, size_t vn, kt_err *err)
+{
+	struct shape_ctx *c = ctx;
+	int i = find_name(c->t->shapes, c->t->nshapes, name, n);
+	if (i < 0)
+		return unknown_item("shape symbol", c->t->shapes, c->t->nshapes, name, n, err);
+	if (c->given[i])
+		return kt_fail(err, "shape symbol '%s' is given twice", c->t->shapes[i]);
+	if (kt_parse_i64(val, vn, &c->vals[i]) != 0 || c->vals[i] < 0)
+		return kt_fail(err, "bad value '%.*s' for '%s' (expected a non-negative integer)", (int)vn, val, c->t->shapes[i]);
+	c->given[i] = 1;
+	return 0;
+}
+
+int kt_tmpl_parse_shape(const kt_tmpl *t, const char *spec, int64_t *vals, kt_err *err)
+{
+	struct shape_ctx c = {t, vals, {0}};
+	if (each_item(spec, shape_item, &c, err) != 0)
+		return -1;
+	for (int i = 0; i < t->nshapes; i++)
+		if (!c.given[i])
+			return kt_fail(err, "shape '%s' does not give '%s' (expected NAME=VALUE for each shape symbol)", spec,
+				       t->shapes[i]);
+	return 0;
+}
+
+void kt_tmpl_format_shape(const kt_tmpl *t, const int64_t *vals, kt_buf *out)
+{
+	for (int i = 0; i < t->nshapes; i++)
+		kt_buf_printf(out, "%s%s=%lld", i ? "," : "", t->shapes[i], (long long)vals[i]);
+}
+
+static void put_value(const kt_param *p, int idx, kt_buf *out)
+{
+	if (p->type == KT_PCHOICE)
+		kt_buf_puts(out, p->choices[idx]);
+	else if (p->type == KT_PBOOL)
+		kt_buf_puts(out, p->vals[idx] ? "true" : "false");
+	else
+		kt_buf_printf(out, "%lld", (long long)p->vals[idx]);
+}
+
+void kt_tmpl_format_config(const kt_tmpl *t, const uint16_t *cfg, kt_buf *out)
+{
+	for (int i = 0; i < t->nparams; i++) {
+		kt_buf_printf(out, "%s%s=", i ? "," : "", t->params[i].name);
+		put_value(&t->params[i], cfg[i], out);
+	}
+}
+
+struct config_ctx {
+	const kt_tmpl *t;
+	uint16_t *cfg;
+	int given[KT_MAX_SLOTS];
+	const char *names[KT_MAX_SLOTS];
+};
+
+static int value_index(const kt_param *p, const char *val, size_t vn)
+{
+	for (int i = 0; i < p->nvals; i++) {
+		kt_buf b = {0};
+		put_value(p, i, &b);
+		int same = b.len == vn && !memcmp(b.data, val, vn);
+		kt_buf_free(&b);
+		if (same)
+			return i;
+	}
+	return -1;
+}
+
+static int config_item(void *ctx, const char *name, size_t n, const char *val, size_t vn, kt_err *err)
+{
+	struct config_ctx *c = ctx;
+	int i = find_name(c->names, c->t->nparams, name, n);
+	if (i < 0)
+		return unknown_item("parameter", c->names, c->t->nparams, name, n, err);
+	const kt_param *p = &c->t->params[i];
+	if (c->given[i])
+		return kt_fail(err, "parameter '%s' is given twice", p->name);
+	int v = value_index(p, val, vn);
+	if (v < 0) {
+		kt_buf all = {0};
+		for (int k = 0; k < p->nvals && k < 16; k++) {
+			kt_buf_puts(&all, k ? ", " : "");
+			put_value(p, k, &all);
+		}
+		kt_fail(err, "'%.*s' is not a value of '%s' (expected one of: %s%s)", (int)vn, val, p->name, kt_buf_str(&all),
+			p->nvals > 16 ? ", ..." : "");
+		kt_buf_free(&all);
+		return -1;
+	}
+	c->cfg[i] = (uint16_t)v;
+	c->given[i] = 1;
+	return 0;
+}
+
+int kt_tmpl_parse_config(const kt_tmpl *t, const char *spec, uint16_t *cfg, kt_err *err)
+{
+	struct config_ctx c = {t, cfg, {0}, {0}};
+	for (int i = 0; i < t->nparams; i++)
+		c.names[i] = t->params[i].name;
+	if (each_item(spec, config_item, &c, err) != 0)
+		return -1;
+	for (int i = 0; i < t->nparams; i++)
+		if (!c.given[i])
+			return kt_fail(err, "configuration '%s' does not give '%s' (expected a value for every parameter)", spec,
+				       t->params[i].name);
+	return 0;
+}
+
+void kt_tmpl_default_config(const kt_tmpl *t, uint16_t *cfg)
+{
+	for (int i = 0; i < t->nparams; i++)
+		cfg[i] = (uint16_t)t->params[i].def;
+}
+
+/* ---- evaluation ---- */
+
+void kt_tmpl_env(const kt_tmpl *t, const int64_t *shape, const uint16_t *cfg, kt_val *env)
+{
+	for (int i = 0; i < KT_MAX_SLOTS; i++)
+		env[i] = kt_int(0);
+	for (int i = 0; i < t->nshapes; i++)
+		env[i] = kt_int(shape[i]);
+	for (int i = 0; i < t->nparams; i++)
+		env[t->params[i].slot] = kt_int(t->params[i].vals[cfg ? cfg[i] : t->params[i].def]);
+}
+
+int kt_tmpl_violated(const kt_tmpl *t, const kt_val *env)
+{
+	for (int i = 0; i < t->nreq; i++) {
+		kt_val v;
+		char msg[256];
+		if (kt_expr_eval(t->req[i], env, &v, msg, sizeof msg) != 0 || !kt_val_truthy(v))
+			return i;
+	}
+	return -1;
+}
+
+/* Evaluates an integer launch figure; `what` names it in messages. */
+static int eval_int(const kt_tmpl *t, const kt_expr *e, const kt_val *env, const char *what, int64_t min, int64_t *out,
+		    kt_err *err)
+{
+	kt_val v;
+	char msg[256];
+	kt_buf canon = {0};
+	kt_expr_canon(e, &t->scope, &canon);
+	int rc = 0;
+	if (kt_expr_eval(e, env, &v, msg, sizeof msg) != 0)
+		rc = kt_fail(err, "%s: %s = %s: %s", t->path, what, canon.data, msg);
+	else if (v.type != KT_VINT)
+		rc = kt_fail(err, "%s: %s = %s is %g at this configuration (expected an integer)", t->path, what, canon.data, v.f);
+	else if (v.i < min)
+		rc = kt_fail(err, "%s: %s = %s is %lld at this configuration (expected %s)", t->path, what, canon.data,
+			     (long long)v.i, min > 0 ? "a positive integer" : "a non-negative integer");
+	else
+		*out = v.i;
+	kt_buf_free(&canon);
+	return rc;
+}
+
+static int eval_float(const kt_tmpl *t, const kt_expr *e, const kt_val *env, const char *what, double *out, kt_err *err)
+{
+	kt_val v;
+	char msg[256];
+	if (!e) {
+		*out = 0;
+		return 0;
+	}
+	if (kt_expr_eval(e, env, &v, msg, sizeof msg) != 0)
+		return kt_fail(err, "%s: %s: %s", t->path, what, msg);
+	*out = kt_val_f(v);
+	return 0;
+}
+
+int kt_tmpl_launch(const kt_tmpl *t, const kt_val *env, kt_launch *out, kt_err *err)
+{
+	static const char *const gname[MAX_DIMS] = {"grid dimension x", "grid dimension y", "grid dimension z"};
+	static const char *const bname[MAX_DIMS] = {"block dimension x", "block dimension y", "block dimension z"};
+	for (int i = 0; i < MAX_DIMS; i++) {
+		out->grid[i] = out->block[i] = 1;
+		if (t->grid[i] && eval_int(t, t->grid[i], env, gname[i], 1, &out->grid[i], err) != 0)
+			return -1;
+		if (t->block[i] && eval_int(t, t->block[i], env, bname[i], 1, &out->block[i], err) != 0)
+			return -1;
+	}
+	out->smem = 0;
+	if (t->smem && eval_int(t, t->smem, env, "smem", 0, &out->smem, err) != 0)
+		return -1;
+	if (eval_float(t, t->bytes, env, "bytes", &out->bytes, err) != 0 || eval_float(t, t->flops, env, "flops", &out->flops, err) != 0)
+		return -1;
+	return 0;
+}
+
+void kt_tmpl_arglist(const kt_tmpl *t, int c_header, kt_buf *out)
+{
+	for (int i = 0; i < t->nargs; i++) {
+		const kt_arg *a = &t->args[i];
+		const kt_etype_info *e = &kt_etypes[a->type];
+		const char *ty = c_header ? e->c : e->cxx;
+		if (i)
+			kt_buf_puts(out, ", ");
+		if (a->role == KT_SCALAR)
+			kt_buf_printf(out, "%s %s", ty, a->name);
+		else
+			kt_buf_printf(out, "%s%s* %s", a->role == KT_IN ? "const " : "", ty, a->name);
+	}
+}

@@ -677,10 +677,12 @@ static void d_param(pctx *pc, const dline *d)
 		expected(pc, pos, d->end, "'in' and a list of values, or 'bool', after the parameter name");
 		goto out;
 	}
+	/* A bad default or trailing text still declares the parameter (default: the first value),
+	 * so that its uses do not cause more errors. */
 	if (take_word(pc, &pos, d->end, "default") && parse_default(pc, &pos, d->end, &p, &l) != 0)
-		goto out;
-	if (expect_end(pc, pos, d->end, p.type == KT_PBOOL ? "'default' or the end of the line" : "',', 'default' or the end of the line") != 0)
-		goto out;
+		p.def = 0;
+	else
+		expect_end(pc, pos, d->end, p.type == KT_PBOOL ? "'default' or the end of the line" : "',', 'default' or the end of the line");
 	if (!declare(pc, s, n, "parameter", 1))
 		goto out;
 	p.nvals = l.n;

@@ -1,0 +1,405 @@
+/* test_tmpl.c - the template parser: a full template (directives in an unusual order) parses to
+ * the right structure; shapes and configurations as text; local includes; launch geometry;
+ * the C argument list; the environment and constraints; diagnostics of a broken template. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "tmpl.h"
+#include "util.h"
+
+static const char full[] =
+	"// a test kernel: directives in no particular order\n"
+	"// @kt tolerance 1e-2 5e-3\n"
+	"// @kt grid      cdiv(rows, RPB), 2\n"
+	"// @kt block     BLOCK\n"
+	"// @kt kernel    k\n"
+	"// @kt reference k_naive grid rows, 1 block 256 smem hidden * 4\n"
+	"// @kt shape     rows, hidden\n"
+	"// @kt type      T in half, bfloat16, float default bfloat16\n"
+	"// @kt param     BLOCK in 64..1024 pow2 default 256\n"
+	"// @kt param     VEC in 1, 2, 4, 8 default 8\n"
+	"// @kt param     RPB in 1..4\n"
+	"// @kt param     STEP in 0..12 step 4 default 8\n"
+	"// @kt param     ALGO in twopass, onepass default onepass\n"
+	"// @kt param     FAST bool default true\n"
+	"// @kt require   hidden % (VEC * 2) == 0\n"
+	"\t//   @kt   require ALGO == \"onepass\" || BLOCK <= 512\n"
+	"// @kt arg       out T[rows*hidden] out\n"
+	"// @kt arg       x   T[rows*hidden] in fill normal(0, 2) neginf 0.25\n"
+	"// @kt arg       w   float[hidden] inout fill const(1.5)\n"
+	"// @kt arg       ids int[rows] in fill int(0, 9)\n"
+	"// @kt arg       rows int = rows\n"
+	"// @kt arg       hidden int64 = hidden\n"
+	"// @kt arg       eps float = 1e-6\n"
+	"// @kt smem      ALGO == \"twopass\" ? BLOCK * 4 : 0\n"
+	"// @kt bytes     2 * (2 * rows * hidden + hidden)\n"
+	"// @kt flops     4.5 * rows * hidden\n"
+	"// not a directive: @kt kernel other\n"
+	"/* __global__ void not_this(int); */\n"
+	"#include \"kt_test_a.cuh\"\n"
+	"template <int N> __global__ void __launch_bounds__(BLOCK, 2) k(T *out, const T *x, float *w, const int *ids,\n"
+	"\tint rows, int64_t hidden, float eps) {}\n"
+	"__global__ void k_naive(T *out, const T *x, float *w, const int *ids, int rows, int64_t hidden, float eps) {}\n";
+
+static char *canon(const kt_tmpl *t, const kt_expr *e)
+{
+	static char buf[4][256];
+	static int k;
+	kt_buf b = {0};
+	if (e)
+		kt_expr_canon(e, &t->scope, &b);
+	char *out = buf[k++ % 4];
+	snprintf(out, 256, "%s", e ? b.data : "(null)");
+	kt_buf_free(&b);
+	return out;
+}
+
+static kt_tmpl *parse_full(const kt_tmpl_opts *opts)
+{
+	kt_buf diags = {0};
+	kt_err err = {0};
+	kt_tmpl *t = kt_tmpl_parse_text("dir/full.cu.tmpl", full, strlen(full), opts, &diags, &err);
+	if (!t)
+		fprintf(stderr, "%s%s\n", kt_buf_str(&diags), err.msg);
+	CHECK(t != NULL);
+	CHECK_STR(kt_buf_str(&diags), "");
+	kt_buf_free(&diags);
+	return t;
+}
+
+static void test_structure(void)
+{
+	kt_tmpl *t = parse_full(NULL);
+	if (!t)
+		return;
+	CHECK_STR(t->kernel, "k");
+	CHECK_INT(t->kernel_loc.line, 5);
+	CHECK_INT(t->kernel_loc.col, 18);
+	CHECK_STR(t->reference, "k_naive");
+	CHECK_STR(canon(t, t->ref_grid[0]), "rows");
+	CHECK_STR(canon(t, t->ref_grid[1]), "1");
+	CHECK(t->ref_grid[2] == NULL);
+	CHECK_STR(canon(t, t->ref_block[0]), "256");
+	CHECK(t->ref_block[1] == NULL);
+	CHECK_STR(canon(t, t->ref_smem), "(hidden * 4)");
+
+	CHECK_INT(t->nshapes, 2);
+	CHECK_STR(t->shapes[0], "rows");
+	CHECK_STR(t->shapes[1], "hidden");
+	CHECK_INT(t->nparams, 6);
+	const kt_param *p = t->params;
+	CHECK_STR(p[0].name, "BLOCK");
+	CHECK_INT(p[0].type, KT_PINT);
+	CHECK_INT(p[0].nvals, 5);
+	CHECK_INT(p[0].vals[0], 64);
+	CHECK_INT(p[0].vals[4], 1024);
+	CHECK_INT(p[0].def, 2);
+	CHECK_INT(p[0].slot, 2);
+	CHECK_INT(p[0].loc.line, 9);
+	CHECK_INT(p[1].nvals, 4);
+	CHECK_INT(p[1].def, 3);
+	CHECK_INT(p[2].nvals, 4); /* RPB 1..4 */
+	CHECK_INT(p[2].vals[3], 4);
+	CHECK_INT(p[2].def, 0);
+	CHECK_INT(p[3].nvals, 4); /* STEP 0, 4, 8, 12 */
+	CHECK_INT(p[3].vals[1], 4);
+	CHECK_INT(p[3].def, 2);
+	CHECK_INT(p[4].type, KT_PCHOICE);
+	CHECK_INT(p[4].nvals, 2);
+	CHECK_STR(p[4].choices[0], "twopass");
+	CHECK_STR(p[4].choices[1], "onepass");
+	CHECK_INT(p[4].vals[1], 1);
+	CHECK_INT(p[4].def, 1);
+	CHECK_INT(p[5].type, KT_PBOOL);
+	CHECK_INT(p[5].nvals, 2);
+	CHECK_INT(p[5].vals[1], 1);
+	CHECK_INT(p[5].def, 1);
+	CHECK_INT(p[5].slot, 7);
+	CHECK_INT(t->scope.n, 8);
+	CHECK_STR(t->scope.names[7], "FAST");
+
+	CHECK_INT(t->ntypes, 1);
+	CHECK_STR(t->types[0].name, "T");
+	CHECK_INT(t->types[0].nopts, 3);
+	CHECK_INT(t->types[0].chosen, KT_BF16);
+
+	CHECK_INT(t->nreq, 2);
+	CHECK_STR(t->req_text[0], "hidden % (VEC * 2) == 0");
+	CHECK_INT(t->req_loc[0].line, 15);
+	CHECK_INT(t->req_loc[0].col, 18);
+	CHECK_STR(t->req_text[1], "ALGO == \"onepass\" || BLOCK <= 512");
+	CHECK_INT(t->req_loc[1].line, 16);
+	CHECK_INT(t->req_loc[1].col, 21);
+
+	CHECK_INT(t->nargs, 7);
+	const kt_arg *a = t->args;
+	CHECK_STR(a[0].name, "out");
+	CHECK_INT(a[0].role, KT_OUT);
+	CHECK_INT(a[0].type, KT_BF16);
+	CHECK_INT(a[0].typesym, 0);
+	CHECK_STR(canon(t, a[0].extent), "(rows * hidden)");
+	CHECK_INT(a[1].role, KT_IN);
+	CHECK_INT(a[1].fill.kind, KT_FILL_NORMAL);
+	CHECK(a[1].fill.a == 0 && a[1].fill.b == 2 && a[1].fill.neginf == 0.25);
+	CHECK_INT(a[2].role, KT_INOUT);
+	CHECK_INT(a[2].type, KT_F32);
+	CHECK_INT(a[2].typesym, -1);
+	CHECK_INT(a[2].fill.kind, KT_FILL_CONST);
+	CHECK(a[2].fill.a == 1.5);
+	CHECK_INT(a[3].fill.kind, KT_FILL_INT);
+	CHECK(a[3].fill.a == 0 && a[3].fill.b == 9);
+	CHECK_INT(a[0].fill.kind, KT_FILL_UNIFORM);
+	CHECK(a[0].fill.a == -1 && a[0].fill.b == 1);
+	CHECK_INT(a[4].role, KT_SCALAR);
+	CHECK_INT(a[4].shape_slot, 0);
+	CHECK_INT(a[5].type, KT_I64);
+	CHECK_INT(a[5].shape_slot, 1);
+	CHECK_INT(a[6].shape_slot, -1);
+	CHECK_STR(canon(t, a[6].value), "1e-06");
+	CHECK_INT(a[6].loc.line, 23);
+
+	CHECK_STR(canon(t, t->grid[0]), "cdiv(rows, RPB)");
+	CHECK_STR(canon(t, t->grid[1]), "2");
+	CHECK(t->grid[2] == NULL);
+	CHECK_STR(canon(t, t->block[0]), "BLOCK");
+	CHECK(t->block[1] == NULL);
+	CHECK_STR(canon(t, t->smem), "((ALGO == \"twopass\") ? (BLOCK * 4) : 0)");
+	CHECK_STR(canon(t, t->flops), "((4.5 * rows) * hidden)");
+	CHECK(t->atol == 1e-2 && t->rtol == 5e-3);
+	CHECK_INT(t->nincludes, 0); /* dir/kt_test_a.cuh does not exist */
+
+	kt_buf b = {0};
+	kt_tmpl_arglist(t, 0, &b);
+	CHECK_STR(b.data, "__nv_bfloat16* out, const __nv_bfloat16* x, float* w, const int* ids, int rows, int64_t hidden, float eps");
+	kt_buf_reset(&b);
+	kt_tmpl_arglist(t, 1, &b);
+	CHECK_STR(b.data, "__nv_bfloat16_raw* out, const __nv_bfloat16_raw* x, float* w, const int* ids, int rows, int64_t hidden, float eps");
+	kt_buf_free(&b);
+	kt_tmpl_free(t);
+
+	/* A type choice from the command line. */
+	const char *types[] = {"T=half"};
+	kt_tmpl_opts opts = {types, 1};
+	t = parse_full(&opts);
+	if (t) {
+		CHECK_INT(t->types[0].chosen, KT_HALF);
+		CHECK_INT(t->args[0].type, KT_HALF);
+		CHECK_INT(t->args[2].type, KT_F32);
+	}
+	kt_tmpl_free(t);
+	const char *bad[] = {"T=double"};
+	kt_tmpl_opts badopts = {bad, 1};
+	kt_buf diags = {0};
+	kt_err err = {0};
+	CHECK(kt_tmpl_parse_text("full.cu.tmpl", full, strlen(full), &badopts, &diags, &err) == NULL);
+	CHECK_STR(diags.data, "full.cu.tmpl:8:18: error: type choice 'T=double': 'double' is not one of the types listed for 'T'\n"
+			      "// @kt type      T in half, bfloat16, float default bfloat16\n"
+			      "                 ^\n");
+	CHECK_STR(err.msg, "full.cu.tmpl: 1 error");
+	kt_buf_free(&diags);
+}
+
+static void test_shape_config(void)
+{
+	kt_tmpl *t = parse_full(NULL);
+	if (!t)
+		return;
+	int64_t sh[KT_MAX_SLOTS];
+	kt_err err = {0};
+	kt_buf b = {0};
+	CHECK_INT(kt_tmpl_parse_shape(t, "rows=4096,hidden=1024", sh, &err), 0);
+	CHECK_INT(sh[0], 4096);
+	CHECK_INT(sh[1], 1024);
+	CHECK_INT(kt_tmpl_parse_shape(t, " hidden=7  rows=3 ", sh, &err), 0);
+	kt_tmpl_format_shape(t, sh, &b);
+	CHECK_STR(b.data, "rows=3,hidden=7");
+	CHECK_INT(kt_tmpl_parse_shape(t, "rows=1", sh, &err), -1);
+	CHECK_STR(err.msg, "shape 'rows=1' does not give 'hidden' (expected NAME=VALUE for each shape symbol)");
+	CHECK_INT(kt_tmpl_parse_shape(t, "rws=1,hidden=2", sh, &err), -1);
+	CHECK_STR(err.msg, "unknown shape symbol 'rws'; did you mean 'rows'?");
+	CHECK_INT(kt_tmpl_parse_shape(t, "width=1,hidden=2", sh, &err), -1);
+	CHECK_STR(err.msg, "unknown shape symbol 'width' (expected one of: rows, hidden)");
+	CHECK_INT(kt_tmpl_parse_shape(t, "rows=1,rows=2", sh, &err), -1);
+	CHECK_STR(err.msg, "shape symbol 'rows' is given twice");
+	CHECK_INT(kt_tmpl_parse_shape(t, "rows=x,hidden=1", sh, &err), -1);
+	CHECK_STR(err.msg, "bad value 'x' for 'rows' (expected a non-negative integer)");
+	CHECK_INT(kt_tmpl_parse_shape(t, "rows,hidden=1", sh, &err), -1);
+	CHECK_STR(err.msg, "'rows' is not NAME=VALUE");
+
+	uint16_t cfg[KT_MAX_SLOTS], cfg2[KT_MAX_SLOTS];
+	kt_tmpl_default_config(t, cfg);
+	kt_buf_reset(&b);
+	kt_tmpl_format_config(t, cfg, &b);
+	CHECK_STR(b.data, "BLOCK=256,VEC=8,RPB=1,STEP=8,ALGO=onepass,FAST=true");
+	CHECK_INT(kt_tmpl_parse_config(t, b.data, cfg2, &err), 0);
+	CHECK(memcmp(cfg, cfg2, sizeof(uint16_t) * 6) == 0);
+	CHECK_INT(kt_tmpl_parse_config(t, "FAST=false ALGO=twopass,STEP=0,RPB=4,VEC=1,BLOCK=1024", cfg2, &err), 0);
+	kt_buf_reset(&b);
+	kt_tmpl_format_config(t, cfg2, &b);
+	CHECK_STR(b.data, "BLOCK=1024,VEC=1,RPB=4,STEP=0,ALGO=twopass,FAST=false");
+	CHECK_INT(kt_tmpl_parse_config(t, "BLOCK=100,VEC=1,RPB=4,STEP=0,ALGO=twopass,FAST=false", cfg2, &err), -1);
+	CHECK_STR(err.msg, "'100' is not a value of 'BLOCK' (expected one of: 64, 128, 256, 512, 1024)");
+	CHECK_INT(kt_tmpl_parse_config(t, "BLOCK=64,VEC=1,RPB=4,STEP=0,ALGO=threepass,FAST=false", cfg2, &err), -1);
+	CHECK_STR(err.msg, "'threepass' is not a value of 'ALGO' (expected one of: twopass, onepass)");
+	CHECK_INT(kt_tmpl_parse_config(t, "BLOCK=64", cfg2, &err), -1);
+	CHECK_STR(err.msg, "configuration 'BLOCK=64' does not give 'VEC' (expected a value for every parameter)");
+	CHECK_INT(kt_tmpl_parse_config(t, "BLOK=64", cfg2, &err), -1);
+	CHECK_STR(err.msg, "unknown parameter 'BLOK'; did you mean 'BLOCK'?");
+	kt_buf_free(&b);
+	kt_tmpl_free(t);
+}
+
+static void test_env_launch(void)
+{
+	kt_tmpl *t = parse_full(NULL);
+	if (!t)
+		return;
+	int64_t sh[2] = {4096, 1024};
+	uint16_t cfg[KT_MAX_SLOTS];
+	kt_val env[KT_MAX_SLOTS];
+	kt_launch l;
+	kt_err err = {0};
+	kt_tmpl_default_config(t, cfg);
+	kt_tmpl_env(t, sh, cfg, env);
+	CHECK_INT(env[0].i, 4096);
+	CHECK_INT(env[2].i, 256);  /* BLOCK */
+	CHECK_INT(env[6].i, 1);    /* ALGO = onepass */
+	CHECK_INT(kt_tmpl_violated(t, env), -1);
+	CHECK_INT(kt_tmpl_launch(t, env, &l, &err), 0);
+	CHECK_INT(l.grid[0], 4096);
+	CHECK_INT(l.grid[1], 2);
+	CHECK_INT(l.grid[2], 1);
+	CHECK_INT(l.block[0], 256);
+	CHECK_INT(l.block[1], 1);
+	CHECK_INT(l.smem, 0);
+	CHECK(l.bytes == 2.0 * (2.0 * 4096 * 1024 + 1024));
+	CHECK(l.flops == 4.5 * 4096 * 1024);
+
+	CHECK_INT(kt_tmpl_parse_config(t, "BLOCK=1024,VEC=8,RPB=4,STEP=0,ALGO=twopass,FAST=false", cfg, &err), 0);
+	kt_tmpl_env(t, sh, cfg, env);
+	CHECK_INT(kt_tmpl_violated(t, env), 1); /* twopass needs BLOCK <= 512 */
+	CHECK_INT(kt_tmpl_launch(t, env, &l, &err), 0);
+	CHECK_INT(l.grid[0], 1024);
+	CHECK_INT(l.smem, 4096);
+
+	sh[1] = 1020; /* not a multiple of VEC * 2 = 16 */
+	kt_tmpl_default_config(t, cfg);
+	kt_tmpl_env(t, sh, cfg, env);
+	CHECK_INT(kt_tmpl_violated(t, env), 0);
+
+	sh[0] = 0;
+	kt_tmpl_env(t, sh, cfg, env);
+	CHECK_INT(kt_tmpl_launch(t, env, &l, &err), -1);
+	CHECK_STR(err.msg, "dir/full.cu.tmpl: grid dimension x = cdiv(rows, RPB) is 0 at this configuration (expected a positive integer)");
+	kt_tmpl_free(t);
+}
+
+static int write_file(const char *dir, const char *name, const char *text)
+{
+	char *p = kt_path_join(dir, name);
+	kt_err err = {0};
+	int rc = kt_write_atomic(p, text, strlen(text), &err);
+	free(p);
+	return rc;
+}
+
+static void test_includes(void)
+{
+	const char *tmpdir = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
+	char *dir = kt_path_join(tmpdir, "kt-test-tmpl-XXXXXX");
+	if (!mkdtemp(dir)) {
+		CHECK(!"cannot create a temporary directory");
+		free(dir);
+		return;
+	}
+	char *sub = kt_path_join(dir, "sub");
+	CHECK_INT(mkdir(sub, 0777), 0);
+	kt_buf text = {0};
+	kt_buf_printf(&text, "%s#include \"missing.cuh\"\n  #  include \"sub/b.cuh\"\n#include <stdio.h>\n", full);
+	CHECK_INT(write_file(dir, "full.cu.tmpl", text.data), 0);
+	CHECK_INT(write_file(dir, "kt_test_a.cuh", "#pragma once\n#include \"kt_test_a.cuh\"\n#include \"sub/b.cuh\"\n"), 0);
+	CHECK_INT(write_file(sub, "b.cuh", "#include \"../kt_test_a.cuh\"\n#include \"c.cuh\"\n"), 0);
+	CHECK_INT(write_file(sub, "c.cuh", "// leaf\n"), 0);
+	char *path = kt_path_join(dir, "full.cu.tmpl");
+	kt_buf diags = {0};
+	kt_err err = {0};
+	kt_tmpl *t = kt_tmpl_parse(path, NULL, &diags, &err);
+	CHECK(t != NULL);
+	if (t) {
+		CHECK_INT(t->nincludes, 3);
+		char *a = kt_path_join(dir, "kt_test_a.cuh"), *b = kt_path_join(dir, "sub/b.cuh"), *c = kt_path_join(sub, "c.cuh");
+		if (t->nincludes == 3) {
+			CHECK_STR(t->includes[0], a);
+			CHECK_STR(t->includes[1], b);
+			CHECK_STR(t->includes[2], c);
+		}
+		free(a);
+		free(b);
+		free(c);
+	}
+	kt_tmpl_free(t);
+	/* A missing template file is an input error, with no diagnostics. */
+	char *none = kt_path_join(dir, "none.cu.tmpl");
+	kt_buf_reset(&diags);
+	CHECK(kt_tmpl_parse(none, NULL, &diags, &err) == NULL);
+	CHECK_INT(err.cls, KT_E_INPUT);
+	CHECK_STR(kt_buf_str(&diags), "");
+	const char *names[] = {"kt_test_a.cuh", "sub/b.cuh", "sub/c.cuh", "full.cu.tmpl"};
+	for (int i = 0; i < 4; i++) {
+		char *p = kt_path_join(dir, names[i]);
+		unlink(p);
+		free(p);
+	}
+	rmdir(sub);
+	rmdir(dir);
+	free(none);
+	free(path);
+	free(sub);
+	free(dir);
+	kt_buf_free(&text);
+	kt_buf_free(&diags);
+}
+
+/* All errors of a template in one run, in line order, with carets under the right column. */
+static void test_diagnostics(void)
+{
+	static const char src[] =
+		"// @kt kernel k\n"
+		"// @kt shape rows\n"
+		"// @kt param BLOCK in 64, 128 default 96\n"
+		"// @kt grid rows\n"
+		"//\t@kt block BLOK\n"
+		"// @kt arg rows int = rows\n"
+		"// @kt arg out float[rows * BLOCK] out\n"
+		"__global__ void k(int rows, float *out) {}\n";
+	kt_buf diags = {0};
+	kt_err err = {0};
+	CHECK(kt_tmpl_parse_text("t.cu.tmpl", src, strlen(src), NULL, &diags, &err) == NULL);
+	CHECK_STR(diags.data,
+		  "t.cu.tmpl:3:39: error: the default is not one of the values of 'BLOCK' (expected one of: 64, 128)\n"
+		  "// @kt param BLOCK in 64, 128 default 96\n"
+		  "                                      ^\n"
+		  "t.cu.tmpl:5:14: error: unknown name 'BLOK'; did you mean 'BLOCK'?\n"
+		  "//\t@kt block BLOK\n"
+		  "  \t          ^\n"
+		  "t.cu.tmpl:7:29: error: 'BLOCK' is a tuning parameter, but the extent of an argument may use only shape symbols (rows)\n"
+		  "// @kt arg out float[rows * BLOCK] out\n"
+		  "                            ^\n");
+	CHECK_STR(err.msg, "t.cu.tmpl: 3 errors");
+	kt_buf_free(&diags);
+}
+
+int main(void)
+{
+	test_structure();
+	test_shape_config();
+	test_env_launch();
+	test_includes();
+	test_diagnostics();
+	return check_done();
+}

@@ -1,0 +1,269 @@
+/* cmd_tune.c - `kt tune`: the tuning loop outside CMake, with a result table per shape, the most
+ * robust configuration across shapes, and optionally the whole evaluated space recorded. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "cmd.h"
+#include "opt.h"
+#include "recorded.h"
+#include "tune.h"
+
+static const char usage[] =
+	"kt tune TEMPLATE --shape SPEC [--shape SPEC]... [--strategy S] [--budget N] [--seconds S] [--seed N] [--gpu N]";
+static const char about[] =
+	"Compiles, checks and times configurations of TEMPLATE on this machine's GPU and prints the\n"
+	"fastest correct ones per shape, against the roofline floor, the reference and the default.";
+
+enum { TOP_SHOWN = 10 };
+
+typedef struct tune_args {
+	kt_strlist shapes, types, flags;
+	const char *strategy, *record, *cache_dir, *workdir, *backend, *nvcc, *flagstr;
+	long long budget, seed, gpu, arch, jobs, top;
+	const char *seconds, *timeout;
+	int quiet;
+} tune_args;
+
+/* Splits --flags "a b c" (and repeated --flag values) into one list; the strings are owned by
+ * words (a copy of the text with NULs). */
+static void split_flags(const tune_args *a, char **words, const char ***out, int *n)
+{
+	*n = 0;
+	*out = kt_xcalloc((size_t)a->flags.n + (a->flagstr ? strlen(a->flagstr) : 0) + 1, sizeof **out);
+	for (int i = 0; i < a->flags.n; i++)
+		(*out)[(*n)++] = a->flags.v[i];
+	*words = a->flagstr ? kt_xstrdup(a->flagstr) : NULL;
+	for (char *p = *words ? strtok(*words, " \t") : NULL; p; p = strtok(NULL, " \t"))
+		(*out)[(*n)++] = p;
+}
+
+static const char *pct(double floor_us, double t_us, char *buf, size_t n)
+{
+	if (floor_us > 0 && t_us > 0)
+		snprintf(buf, n, "%.0f%%", 100.0 * floor_us / t_us);
+	else
+		snprintf(buf, n, "-");
+	return buf;
+}
+
+static const kt_tune_result *sort_r;
+static int by_time(const void *a, const void *b)
+{
+	const kt_eval *x = &sort_r->evals[*(const size_t *)a], *y = &sort_r->evals[*(const size_t *)b];
+	return (x->median_us > y->median_us) - (x->median_us < y->median_us);
+}
+
+static void print_result(const kt_tmpl *t, const char *shape, const kt_tune_result *r, long long top)
+{
+	size_t counts[KT_NSTATUS] = {0}, *ok = kt_xcalloc(r->nevals + 1, sizeof *ok), nok = 0;
+	char p[32];
+	for (size_t i = 0; i < r->nevals; i++) {
+		counts[r->evals[i].status]++;
+		if (r->evals[i].status == KT_OK)
+			ok[nok++] = i;
+	}
+	sort_r = r;
+	qsort(ok, nok, sizeof *ok, by_time);
+	printf("\n%s at %s: %zu evaluated in %.1f s (%.1f/s), strategy %s, seed %llu\n", t->kernel, shape, r->nevals,
+	       r->seconds, r->seconds > 0 ? (double)r->nevals / r->seconds : 0.0, r->strategy, (unsigned long long)r->seed);
+	printf("  status:");
+	for (int s = 0; s < KT_NSTATUS; s++)
+		if (counts[s])
+			printf(" %s %zu", kt_status_names[s], counts[s]);
+	putchar('\n');
+	if (r->floor_us > 0)
+		printf("  floor: %.2f us (copy %.0f GB/s%s%.0f GFLOP/s)\n", r->floor_us, r->bw_gbs,
+		       r->flops_rate > 0 ? ", fma " : "", r->flops_rate > 0 ? r->flops_rate : 0.0);
+	printf("  %-4s %10s %8s %6s %5s  %s\n", "rank", "median_us", "spread", "floor", "regs", "configuration");
+	for (size_t i = 0; i < nok && (long long)i < top; i++) {
+		const kt_eval *e = &r->evals[ok[i]];
+		kt_buf cfg = {0};
+		kt_tmpl_format_config(t, e->cfg, &cfg);
+		printf("  %-4zu %10.2f %8.2f %6s %5d  %s%s\n", i + 1, e->median_us, e->spread_us,
+		       pct(r->floor_us, e->median_us, p, sizeof p), e->regs, kt_buf_str(&cfg),
+		       (long)ok[i] == r->best ? "  <- chosen" : "");
+		kt_buf_free(&cfg);
+	}
+	double best = r->best >= 0 ? r->evals[r->best].median_us : 0;
+	if (r->reference_us > 0)
+		printf("  reference: %.2f us (%s of floor)%s", r->reference_us, pct(r->floor_us, r->reference_us, p, sizeof p),
+		       best > 0 ? "" : "\n");
+	if (r->reference_us > 0 && best > 0)
+		printf(", tuned is %.2fx faster\n", r->reference_us / best);
+	if (r->default_us > 0)
+		printf("  default: %.2f us (%s of floor)%s", r->default_us, pct(r->floor_us, r->default_us, p, sizeof p),
+		       best > 0 ? "" : "\n");
+	if (r->default_us > 0 && best > 0)
+		printf(", tuned is %.2fx faster\n", r->default_us / best);
+	if (best <= 0)
+		printf("  no configuration passed\n");
+	for (size_t i = 0, shown = 0; i < r->nevals && shown < 3; i++) /* a taste of why things failed */
+		if (r->evals[i].status != KT_OK && r->evals[i].status != KT_OVER_LIMITS && r->evals[i].msg) {
+			kt_buf cfg = {0};
+			kt_tmpl_format_config(t, r->evals[i].cfg, &cfg);
+			printf("  %s %s: %.200s\n", kt_status_names[r->evals[i].status], kt_buf_str(&cfg), r->evals[i].msg);
+			kt_buf_free(&cfg);
+			shown++;
+		}
+	free(ok);
+}
+
+static int parse_seconds(const char *s, const char *what, double *out, kt_err *err)
+{
+	char *end;
+	if (!s)
+		return 0;
+	*out = strtod(s, &end);
+	if (end == s || *end || !(*out > 0))
+		return kt_fail(err, "%s '%s': expected a positive number of seconds", what, s);
+	return 0;
+}
+
+static int tune_all(const kt_tmpl *t, const tune_args *a, kt_tune_opts *o, kt_err *err)
+{
+	int n = a->shapes.n, rc = 0;
+	kt_tune_result *rs = kt_xcalloc((size_t)n + 1, sizeof *rs);
+	const kt_tune_result **rp = kt_xcalloc((size_t)n + 1, sizeof *rp);
+	int64_t(*shapes)[KT_MAX_SLOTS] = kt_xcalloc((size_t)n + 1, sizeof *shapes);
+	for (int i = 0; i < n && rc == 0; i++) {
+		kt_err e = {0};
+		if (kt_tmpl_parse_shape(t, a->shapes.v[i], shapes[i], &e))
+			rc = kt_fail(err, "--shape '%s': %s", a->shapes.v[i], e.msg);
+	}
+	for (int i = 0; i < n && rc == 0; i++) {
+		kt_buf label = {0};
+		kt_buf_printf(&label, "%s ", t->kernel);
+		kt_tmpl_format_shape(t, shapes[i], &label);
+		kt_progress pr;
+		kt_progress_init(&pr, a->quiet ? NULL : stderr, kt_buf_str(&label));
+		o->progress = &pr;
+		rc = kt_tune(t, shapes[i], o, &rs[i], err);
+		if (rc == 0) {
+			kt_buf_reset(&label);
+			kt_tmpl_format_shape(t, shapes[i], &label);
+			print_result(t, kt_buf_str(&label), &rs[i], a->top);
+			rp[i] = &rs[i];
+		}
+		if (rc == 0 && a->record) {
+			kt_gpu_info gi;
+			kt_buf path = {0};
+			if (n > 1)
+				kt_buf_printf(&path, "%s.%d", a->record, i);
+			else
+				kt_buf_puts(&path, a->record);
+			rc = kt_tune_gpu_info(o->backend, o->gpu >= 0 ? o->gpu : 0, &gi, err);
+			if (rc == 0)
+				rc = kt_recorded_write(kt_buf_str(&path), t, shapes[i], &gi.id, rs[i].evals, rs[i].nevals, err);
+			if (rc == 0)
+				printf("  recorded %zu configurations in %s\n", rs[i].nevals, kt_buf_str(&path));
+			kt_buf_free(&path);
+		}
+		kt_buf_free(&label);
+	}
+	if (rc == 0 && n > 1) {
+		uint16_t cfg[KT_MAX_SLOTS];
+		double worst;
+		if (kt_tune_robust(t, rp, (size_t)n, cfg, &worst) == 0) {
+			kt_buf b = {0};
+			kt_tmpl_format_config(t, cfg, &b);
+			printf("\nmost robust across the %d shapes: %s (worst slowdown %.2fx)\n", n, kt_buf_str(&b), worst);
+			kt_buf_free(&b);
+		}
+	}
+	for (int i = 0; i < n; i++)
+		kt_tune_result_free(&rs[i]);
+	free(rs);
+	free(rp);
+	free(shapes);
+	return rc;
+}
+
+int kt_cmd_tune(int argc, char **argv)
+{
+	tune_args a = {.budget = 0, .seed = 1, .gpu = 0, .top = TOP_SHOWN};
+	const kt_opt opts[] = {
+		{"shape", KT_OPT_LIST, &a.shapes, "SPEC", "a shape to tune, e.g. rows=4096,hidden=4096 (repeatable)"},
+		{"type", KT_OPT_LIST, &a.types, "T=x", "choose a type symbol, e.g. T=bfloat16 (repeatable)"},
+		{"strategy", KT_OPT_STR, &a.strategy, "S", "search strategy: exhaustive, random, bestfirst, auto (default)"},
+		{"budget", KT_OPT_INT, &a.budget, "N", "evaluate at most N configurations (default: all)"},
+		{"seconds", KT_OPT_STR, &a.seconds, "S", "stop after about S seconds per shape"},
+		{"seed", KT_OPT_INT, &a.seed, "N", "seed of the search and of the test inputs (default 1)"},
+		{"gpu", KT_OPT_INT, &a.gpu, "N", "GPU ordinal; -1: every GPU of GPU 0's kind (default 0)"},
+		{"arch", KT_OPT_INT, &a.arch, "NN", "compile for sm_NN (default: the GPU's)"},
+		{"nvcc", KT_OPT_STR, &a.nvcc, "PATH", "the CUDA compiler (default: nvcc in PATH)"},
+		{"flags", KT_OPT_STR, &a.flagstr, "\"F...\"", "code-generation flags for every variant, space-separated"},
+		{"flag", KT_OPT_LIST, &a.flags, "F", "one code-generation flag (repeatable)"},
+		{"jobs", KT_OPT_INT, &a.jobs, "N", "parallel compiles (default: cores)"},
+		{"timeout", KT_OPT_STR, &a.timeout, "S", "watchdog per variant in seconds (default 10)"},
+		{"top", KT_OPT_INT, &a.top, "N", "configurations shown per shape (default 10)"},
+		{"record", KT_OPT_STR, &a.record, "FILE", "save every evaluated configuration (a recorded space)"},
+		{"cache-dir", KT_OPT_STR, &a.cache_dir, "DIR", "where the GPU's measured ceilings are kept"},
+		{"workdir", KT_OPT_STR, &a.workdir, "DIR", "keep the variant sources, cubins and logs here"},
+		{"backend", KT_OPT_STR, &a.backend, "B", "GPU backend: cuda (default) or fake (for tests)"},
+		{"quiet", KT_OPT_FLAG, &a.quiet, NULL, "no progress line"},
+		{0},
+	};
+	const char *pos[1];
+	int npos, rc;
+	kt_err err = {0};
+	kt_buf diags = {0};
+	kt_tmpl *t = NULL;
+	char *flagwords = NULL, *cache_dir = NULL;
+	const char **flags = NULL;
+	int nflags = 0;
+	kt_tune_opts o = {0};
+	rc = kt_opt_parse(opts, argc, argv, pos, 1, &npos, &err);
+	if (rc == KT_OPT_HELP) {
+		kt_opt_usage(stdout, usage, about, opts);
+		rc = KT_EXIT_OK;
+		goto out;
+	}
+	if (rc == 0 && npos != 1)
+		rc = kt_fail(&err, "no template given (usage: %s)", usage);
+	if (rc == 0 && a.shapes.n == 0)
+		rc = kt_fail(&err, "--shape is required (usage: %s)", usage);
+	if (rc == 0)
+		rc = parse_seconds(a.seconds, "--seconds", &o.seconds, &err);
+	if (rc == 0)
+		rc = parse_seconds(a.timeout, "--timeout", &o.timeout_s, &err);
+	if (rc == 0) {
+		kt_tmpl_opts to = {.types = a.types.v, .ntypes = a.types.n};
+		t = kt_tmpl_parse(pos[0], &to, &diags, &err);
+		rc = t ? 0 : -1;
+	}
+	if (rc == 0) {
+		kt_err e = {0};
+		cache_dir = a.cache_dir ? kt_xstrdup(a.cache_dir) : kt_cache_default_dir(&e);
+		split_flags(&a, &flagwords, &flags, &nflags);
+		o.strategy = a.strategy;
+		o.budget = (long)a.budget;
+		o.seed = (uint64_t)a.seed;
+		o.gpu = (int)a.gpu;
+		o.arch = (int)a.arch;
+		o.nvcc = a.nvcc;
+		o.flags = flags;
+		o.nflags = nflags;
+		o.jobs = (int)a.jobs;
+		o.workdir = a.workdir;
+		o.backend = a.backend;
+		o.types = a.types.v;
+		o.ntypes = a.types.n;
+		o.cache_dir = cache_dir;
+		rc = tune_all(t, &a, &o, &err);
+	}
+	rc = rc == 0 ? KT_EXIT_OK : kt_opt_fail("tune", &diags, &err);
+out:
+	kt_tmpl_free(t);
+	kt_buf_free(&diags);
+	kt_strlist_free(&a.shapes);
+	kt_strlist_free(&a.types);
+	kt_strlist_free(&a.flags);
+	free(flagwords);
+	free((void *)flags);
+	free(cache_dir);
+	return rc;
+}

@@ -1,0 +1,62 @@
+/* compile.h - compiling variants in parallel: sources and a build.ninja in a work directory,
+ * one `nvcc -cubin` edge per unit, `ninja -k 0`, then each unit's status and resource use.
+ *
+ * A batch is compiled in two halves so that the caller can measure the previous batch while
+ * nvcc runs: kt_compile_start writes the files and starts ninja, kt_compile_finish waits for it
+ * and reads the results.  Units whose text did not change keep their cubin (ninja skips them).
+ */
+#ifndef KT_COMPILE_H
+#define KT_COMPILE_H
+
+#include <stddef.h>
+
+#include "gpu.h"
+#include "proc.h"
+#include "tmpl.h"
+#include "util.h"
+
+typedef struct kt_compiler {
+	const char *nvcc;        /* the compiler ("nvcc" searched in PATH when NULL) */
+	const char *ninja;       /* "ninja" when NULL */
+	int arch;                /* sm_<arch> */
+	const char *const *flags; /* the user's code-generation flags, passed to every edge */
+	int nflags;
+	int jobs;                /* parallel compiles; <= 0: the number of cores */
+	const char *workdir;     /* created if missing */
+} kt_compiler;
+
+/* One translation unit.  name, src and entry are inputs; the rest is filled by kt_compile_finish. */
+typedef struct kt_unit {
+	char name[160];    /* file stem in the work directory */
+	kt_buf src;        /* its text (owned) */
+	char entry[192];   /* the kernel whose resources are read ("" for none) */
+	int ok;            /* the cubin was produced */
+	char *cubin;       /* its path (owned) */
+	char *msg;         /* the compiler's output when it failed (owned) */
+	int regs, smem_static, local_bytes, spill_bytes; /* -1 when unknown */
+} kt_unit;
+
+void kt_unit_free(kt_unit *u);
+
+/* Writes the sources and build.ninja, and starts ninja (in *ninja).  0, or -1 with err set. */
+int kt_compile_start(const kt_compiler *c, kt_unit *units, size_t n, kt_proc *ninja, kt_err *err);
+/* Waits for ninja and fills each unit's results.  -1 only when ninja itself could not run. */
+int kt_compile_finish(const kt_compiler *c, kt_unit *units, size_t n, kt_proc *ninja, kt_err *err);
+/* Both halves. */
+int kt_compile(const kt_compiler *c, kt_unit *units, size_t n, kt_err *err);
+
+/* Reads `nvcc -Xptxas -v` output for the entry function named entry (exact or mangled):
+ * registers, static shared memory, stack frame and spill bytes.  0 when found. */
+int kt_ptxas_parse(const char *log, const char *entry, int *regs, int *smem, int *local, int *spill);
+
+/* The worker's helper kernels: kt_check_<etype> (compare an output with the reference on the
+ * device) and kt_fma (the arithmetic-rate probe), as CUDA source. */
+void kt_check_source(kt_buf *out);
+
+/* Launch limits, checked before compiling: threads per block, block and grid dimensions,
+ * dynamic shared memory.  0 when within; else 1 with the reason in why. */
+int kt_limits_launch(const kt_gpu_info *gi, const kt_launch *l, char *why, size_t whysz);
+/* Resource limits, checked after compiling: registers per block, static + dynamic shared memory. */
+int kt_limits_resources(const kt_gpu_info *gi, const kt_launch *l, const kt_unit *u, char *why, size_t whysz);
+
+#endif

@@ -1,0 +1,149 @@
+/* gpu.c - what every GPU backend shares: choosing one by name, finding a kernel in a module,
+ * and the host-side conversions of element types (half and bfloat16 included). */
+#include "gpu.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const kt_gpu_ops *kt_gpu_backend(const char *name)
+{
+	if (!name || !strcmp(name, "cuda"))
+		return kt_gpu_cuda();
+	if (!strcmp(name, "fake"))
+		return kt_gpu_fake();
+	return NULL;
+}
+
+int kt_gpu_name_matches(const char *sym, const char *name)
+{
+	if (!strcmp(sym, name))
+		return 1;
+	if (strncmp(sym, "_Z", 2))
+		return 0;
+	char *end;
+	long len = strtol(sym + 2, &end, 10);
+	return end != sym + 2 && len == (long)strlen(name) && !strncmp(end, name, (size_t)len);
+}
+
+int kt_gpu_function(kt_gpu *g, void *mod, const char *name, void **fn, kt_err *err)
+{
+	if (g->ops->function(g, mod, name, fn) == 0)
+		return 0;
+	const char **names = NULL;
+	void **fns = NULL;
+	size_t n = 0;
+	if (g->ops->functions(g, mod, &names, &fns, &n, err))
+		return -1;
+	int rc = -1;
+	for (size_t i = 0; i < n && rc; i++)
+		if (kt_gpu_name_matches(names[i], name)) {
+			*fn = fns[i];
+			rc = 0;
+		}
+	if (rc) {
+		kt_buf have = {0};
+		for (size_t i = 0; i < n; i++)
+			kt_buf_printf(&have, "%s%s", i ? ", " : "", names[i]);
+		kt_fail(err, "no kernel '%s' in the module (it has: %s)", name, n ? kt_buf_str(&have) : "none");
+		kt_buf_free(&have);
+	}
+	free(names);
+	free(fns);
+	return rc;
+}
+
+/* ---- half and bfloat16 ---------------------------------------------------------------- */
+
+static float half_to_float(uint16_t h)
+{
+	int sign = h >> 15, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+	float v;
+	if (exp == 0)
+		v = ldexpf((float)man, -24);
+	else if (exp == 31)
+		v = man ? NAN : INFINITY;
+	else
+		v = ldexpf((float)(man | 0x400), exp - 25);
+	return sign ? -v : v;
+}
+
+static uint16_t float_to_half(float f)
+{
+	uint32_t x;
+	memcpy(&x, &f, 4);
+	uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
+	if (isnan(f))
+		return sign | 0x7e00;
+	float a = fabsf(f);
+	if (a >= 65520.0f) /* rounds to infinity */
+		return sign | 0x7c00;
+	if (a < ldexpf(1.0f, -14)) { /* subnormal: a multiple of 2^-24, rounded to even */
+		float m = nearbyintf(ldexpf(a, 24));
+		return sign | (uint16_t)m;
+	}
+	int e;
+	float fr = frexpf(a, &e); /* a = fr * 2^e, fr in [0.5, 1) */
+	float m = nearbyintf(ldexpf(fr, 11)); /* 11 significant bits */
+	if (m >= 2048.0f) {
+		m /= 2;
+		e++;
+	}
+	return sign | (uint16_t)((e + 14) << 10) | (uint16_t)((int)m & 0x3ff);
+}
+
+static float bf16_to_float(uint16_t b)
+{
+	uint32_t x = (uint32_t)b << 16;
+	float f;
+	memcpy(&f, &x, 4);
+	return f;
+}
+
+static uint16_t float_to_bf16(float f)
+{
+	uint32_t x;
+	memcpy(&x, &f, 4);
+	if (isnan(f))
+		return (uint16_t)((x >> 16) | 0x40);
+	x += 0x7fff + ((x >> 16) & 1); /* round to nearest even */
+	return (uint16_t)(x >> 16);
+}
+
+double kt_elem_get(kt_etype t, const void *base, size_t i)
+{
+	switch (t) {
+	case KT_HALF: return half_to_float(((const uint16_t *)base)[i]);
+	case KT_BF16: return bf16_to_float(((const uint16_t *)base)[i]);
+	case KT_F32: return ((const float *)base)[i];
+	case KT_F64: return ((const double *)base)[i];
+	case KT_I32: return ((const int32_t *)base)[i];
+	case KT_I64: return (double)((const int64_t *)base)[i];
+	case KT_U8: return ((const uint8_t *)base)[i];
+	case KT_NETYPES: break;
+	}
+	return NAN;
+}
+
+void kt_elem_set(kt_etype t, void *base, size_t i, double v)
+{
+	switch (t) {
+	case KT_HALF: ((uint16_t *)base)[i] = float_to_half((float)v); break;
+	case KT_BF16: ((uint16_t *)base)[i] = float_to_bf16((float)v); break;
+	case KT_F32: ((float *)base)[i] = (float)v; break;
+	case KT_F64: ((double *)base)[i] = v; break;
+	case KT_I32: ((int32_t *)base)[i] = (int32_t)llround(v); break;
+	case KT_I64: ((int64_t *)base)[i] = (int64_t)llround(v); break;
+	case KT_U8: ((uint8_t *)base)[i] = (uint8_t)llround(v); break;
+	case KT_NETYPES: break;
+	}
+}
+
+int kt_elem_close(double got, double want, double atol, double rtol)
+{
+	if (isnan(got) || isnan(want))
+		return 0;
+	if (isinf(got) || isinf(want))
+		return got == want;
+	return fabs(got - want) <= atol + rtol * fabs(want);
+}

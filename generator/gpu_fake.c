@@ -1,0 +1,404 @@
+/* gpu_fake.c - a deterministic GPU on the host, for tests of the worker and the tuning loop.
+ *
+ * Device memory is host memory; a device address is a host address.  A module is the text it was
+ * loaded from (tests compile variants with a fake compiler that copies the .cu source), and a
+ * kernel is any function defined in it (`name(` occurs in the text).  What a kernel does is chosen
+ * by its name and by `fake-` lines in the text:
+ *
+ *   kt_check_<etype>   the worker's output check, done on the host with kt_elem_close
+ *   kt_fma             the arithmetic-rate probe: takes iters * threads * 2 / FAKE_GFLOPS time
+ *   anything else      "scale": params (float *out, const float *x, int n), out[i] = 2 * x[i]
+ *
+ *   fake-mode: M            M for every kernel: ok, wrong (one element off), noop (writes nothing),
+ *                           fault (an illegal address at the next sync), hang (the sync never returns)
+ *   fake-rule: P=V M        mode M when the text also holds `#define P V` (a variant's parameter)
+ *   fake-time-us: T         a launch takes T microseconds of the fake clock (default 100)
+ *   fake-best: P=V          each such line whose `#define P V` is missing adds 25% to the time
+ *
+ * Time is a fake clock that launches and copies advance, so events measure it exactly.
+ * KT_FAKE_GPUS sets the number of devices (default 1).
+ */
+#include "gpu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { FAKE_DEFAULT_TIME_US = 100 };
+static const double FAKE_COPY_GBS = 2000.0; /* bytes read + written per ns */
+static const double FAKE_GFLOPS = 50000.0;
+
+typedef enum fake_mode { M_OK, M_WRONG, M_NOOP, M_FAULT, M_HANG } fake_mode;
+static const char *const mode_names[] = {"ok", "wrong", "noop", "fault", "hang"};
+
+typedef struct fake_fn {
+	char name[192];
+	fake_mode mode;
+	double time_us;
+} fake_fn;
+
+typedef struct fake_mod {
+	char *text;
+	size_t nfns;
+	fake_fn *fns[64];
+} fake_mod;
+
+typedef struct fake_gpu {
+	kt_gpu base;
+	double clock_us;
+	int broken; /* a fault happened: everything fails from now on */
+	int pending_hang, pending_fault;
+} fake_gpu;
+
+static int fake_count(int *n, char *why, size_t whysz)
+{
+	const char *e = getenv("KT_FAKE_GPUS");
+	*n = e ? atoi(e) : 1;
+	if (*n <= 0)
+		snprintf(why, whysz, "KT_FAKE_GPUS=%s", e);
+	return 0;
+}
+
+static int fake_info(int ordinal, kt_gpu_info *out, kt_err *err)
+{
+	memset(out, 0, sizeof *out);
+	snprintf(out->id.name, sizeof out->id.name, "kt fake GPU");
+	out->id.cc_major = 9;
+	out->id.sms = 4;
+	out->id.l2_bytes = 4 << 20;
+	out->id.smem_optin = 232448;
+	out->lim = (kt_gpu_limits){1024, {1024, 1024, 64}, {2147483647, 65535, 65535}, 65536, 65536, 49152, 1LL << 30};
+	snprintf(out->driver, sizeof out->driver, "fake");
+	return 0;
+}
+
+static kt_gpu *fake_open(int ordinal, kt_err *err)
+{
+	int n = 0;
+	char why[64];
+	fake_count(&n, why, sizeof why);
+	if (ordinal < 0 || ordinal >= n) {
+		kt_fail_internal(err, "fake GPU %d does not exist (KT_FAKE_GPUS=%d)", ordinal, n);
+		return NULL;
+	}
+	fake_gpu *g = kt_xcalloc(1, sizeof *g);
+	g->base.ops = kt_gpu_fake();
+	return &g->base;
+}
+
+static void fake_close(kt_gpu *g) { free(g); }
+
+static int broken(fake_gpu *g, kt_err *err)
+{
+	if (!g->broken)
+		return 0;
+	return kt_fail_internal(err, "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)");
+}
+
+static int fake_load(kt_gpu *base, const void *image, size_t len, void **mod, kt_err *err)
+{
+	if (broken((fake_gpu *)base, err))
+		return -1;
+	fake_mod *m = kt_xcalloc(1, sizeof *m);
+	m->text = kt_xmalloc(len + 1);
+	memcpy(m->text, image, len);
+	m->text[len] = 0;
+	*mod = m;
+	return 0;
+}
+
+static void fake_unload(kt_gpu *g, void *mod)
+{
+	fake_mod *m = mod;
+	for (size_t i = 0; i < m->nfns; i++)
+		free(m->fns[i]);
+	free(m->text);
+	free(m);
+}
+
+/* Value of `#define name V` in text, copied to val; 0 when found. */
+static int define_of(const char *text, const char *name, char *val, size_t valsz)
+{
+	size_t nl = strlen(name);
+	for (const char *p = strstr(text, "#define "); p; p = strstr(p + 1, "#define ")) {
+		const char *q = p + 8;
+		if (!strncmp(q, name, nl) && q[nl] == ' ') {
+			q += nl + 1;
+			size_t n = strcspn(q, " \t\r\n");
+			snprintf(val, valsz, "%.*s", (int)(n < valsz ? n : valsz - 1), q);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* True when the text defines P as V, for "P=V". */
+static int has_setting(const char *text, const char *pv, size_t n)
+{
+	char name[64], want[64], got[64];
+	const char *eq = memchr(pv, '=', n);
+	if (!eq || (size_t)(eq - pv) >= sizeof name)
+		return 0;
+	snprintf(name, sizeof name, "%.*s", (int)(eq - pv), pv);
+	snprintf(want, sizeof want, "%.*s", (int)(n - (size_t)(eq - pv) - 1), eq + 1);
+	return define_of(text, name, got, sizeof got) == 0 && !strcmp(got, want);
+}
+
+static fake_mode parse_mode(const char *s, size_t n)
+{
+	for (int i = 0; i < (int)(sizeof mode_names / sizeof mode_names[0]); i++)
+		if (strlen(mode_names[i]) == n && !strncmp(s, mode_names[i], n))
+			return (fake_mode)i;
+	return M_OK;
+}
+
+/* Reads the fake- lines of a module into f. */
+static void configure(const char *text, fake_fn *f)
+{
+	f->mode = M_OK;
+	f->time_us = FAKE_DEFAULT_TIME_US;
+	const char *p;
+	if ((p = strstr(text, "fake-time-us: ")))
+		f->time_us = atof(p + 14);
+	double base = f->time_us;
+	if ((p = strstr(text, "fake-mode: ")))
+		f->mode = parse_mode(p + 11, strcspn(p + 11, " \t\r\n"));
+	for (p = strstr(text, "fake-rule: "); p; p = strstr(p + 1, "fake-rule: ")) {
+		const char *pv = p + 11;
+		size_t n = strcspn(pv, " \t\r\n");
+		const char *m = pv + n + strspn(pv + n, " \t");
+		if (has_setting(text, pv, n))
+			f->mode = parse_mode(m, strcspn(m, " \t\r\n"));
+	}
+	for (p = strstr(text, "fake-best: "); p; p = strstr(p + 1, "fake-best: "))
+		if (!has_setting(text, p + 11, strcspn(p + 11, " \t\r\n")))
+			f->time_us += 0.25 * base;
+}
+
+static int fake_function(kt_gpu *g, void *mod, const char *name, void **fn)
+{
+	fake_mod *m = mod;
+	char pat[160];
+	snprintf(pat, sizeof pat, " %s(", name);
+	if (!strstr(m->text, pat) || m->nfns == sizeof m->fns / sizeof m->fns[0])
+		return -1;
+	fake_fn *f = kt_xcalloc(1, sizeof *f);
+	snprintf(f->name, sizeof f->name, "%s", name);
+	configure(m->text, f);
+	m->fns[m->nfns++] = f;
+	*fn = f;
+	return 0;
+}
+
+/* Lists `__global__ void NAME(` definitions: in the fake, every kernel is "mangled" as _Z<len>NAME. */
+static int fake_functions(kt_gpu *g, void *mod, const char ***names, void ***fns, size_t *n, kt_err *err)
+{
+	fake_mod *m = mod;
+	static const char key[] = "__global__ void ";
+	size_t cap = 8;
+	*names = kt_xcalloc(cap, sizeof **names);
+	*fns = kt_xcalloc(cap, sizeof **fns);
+	*n = 0;
+	for (const char *p = strstr(m->text, key); p; p = strstr(p + 1, key)) {
+		const char *q = p + sizeof key - 1;
+		size_t len = strcspn(q, "( \t");
+		char name[128], mangled[160];
+		snprintf(name, sizeof name, "%.*s", (int)len, q);
+		snprintf(mangled, sizeof mangled, "_Z%zu%sPfPKfi", len, name);
+		void *fn;
+		if (fake_function(g, mod, name, &fn))
+			continue;
+		fake_fn *f = fn;
+		snprintf(f->name, sizeof f->name, "%s", mangled);
+		if (*n + 1 >= cap) {
+			cap *= 2;
+			*names = kt_xrealloc(*names, cap * sizeof **names);
+			*fns = kt_xrealloc(*fns, cap * sizeof **fns);
+		}
+		(*names)[*n] = f->name;
+		(*fns)[(*n)++] = f;
+	}
+	return 0;
+}
+
+static int fake_set_dyn_smem(kt_gpu *g, void *fn, int64_t bytes, kt_err *err)
+{
+	if (bytes > 232448)
+		return kt_fail_internal(err, "CUDA_ERROR_INVALID_VALUE (dynamic shared memory %lld too large)", (long long)bytes);
+	return broken((fake_gpu *)g, err);
+}
+
+static int fake_alloc(kt_gpu *g, size_t n, kt_dptr *p, kt_err *err)
+{
+	if (broken((fake_gpu *)g, err))
+		return -1;
+	*p = (kt_dptr)(uintptr_t)kt_xmalloc(n ? n : 1);
+	return 0;
+}
+
+static void fake_free(kt_gpu *g, kt_dptr p) { free((void *)(uintptr_t)p); }
+
+static void *host(kt_dptr p) { return (void *)(uintptr_t)p; }
+
+static void advance_copy(fake_gpu *g, size_t n) { g->clock_us += 2.0 * (double)n / (FAKE_COPY_GBS * 1e3); }
+
+static int fake_htod(kt_gpu *g, kt_dptr dst, const void *src, size_t n, kt_err *err)
+{
+	if (broken((fake_gpu *)g, err))
+		return -1;
+	memcpy(host(dst), src, n);
+	return 0;
+}
+
+static int fake_dtoh(kt_gpu *g, void *dst, kt_dptr src, size_t n, kt_err *err)
+{
+	if (broken((fake_gpu *)g, err))
+		return -1;
+	memcpy(dst, host(src), n);
+	return 0;
+}
+
+static int fake_dtod(kt_gpu *g, kt_dptr dst, kt_dptr src, size_t n, kt_err *err)
+{
+	if (broken((fake_gpu *)g, err))
+		return -1;
+	memmove(host(dst), host(src), n);
+	advance_copy((fake_gpu *)g, n);
+	return 0;
+}
+
+static int fake_memset8(kt_gpu *g, kt_dptr dst, unsigned char v, size_t n, kt_err *err)
+{
+	if (broken((fake_gpu *)g, err))
+		return -1;
+	memset(host(dst), v, n);
+	advance_copy((fake_gpu *)g, n / 2);
+	return 0;
+}
+
+/* kt_check_<etype>(const T *out, const T *ref, u64 n, double atol, double rtol, u64 *res):
+ * res[0] += elements that differ, res[1] = min(res[1], first index that differs). */
+static int run_check(const char *etype, void **params, kt_err *err)
+{
+	int t = -1;
+	for (int i = 0; i < KT_NETYPES; i++)
+		if (!strcmp(kt_etypes[i].name, etype))
+			t = i;
+	if (t < 0)
+		return kt_fail_internal(err, "fake: no check kernel for '%s'", etype);
+	const void *out = host(*(kt_dptr *)params[0]), *ref = host(*(kt_dptr *)params[1]);
+	uint64_t n = *(uint64_t *)params[2];
+	double atol = *(double *)params[3], rtol = *(double *)params[4];
+	uint64_t *res = host(*(kt_dptr *)params[5]);
+	for (uint64_t i = 0; i < n; i++)
+		if (!kt_elem_close(kt_elem_get((kt_etype)t, out, i), kt_elem_get((kt_etype)t, ref, i), atol, rtol)) {
+			res[0]++;
+			if (i < res[1])
+				res[1] = i;
+		}
+	return 0;
+}
+
+static void run_scale(fake_fn *f, void **params)
+{
+	float *out = host(*(kt_dptr *)params[0]);
+	const float *x = host(*(kt_dptr *)params[1]);
+	int n = *(int *)params[2];
+	if (f->mode == M_NOOP)
+		return;
+	for (int i = 0; i < n; i++)
+		out[i] = 2.0f * x[i];
+	if (f->mode == M_WRONG && n > 0)
+		out[n / 2] += 1.0f;
+}
+
+static int fake_launch(kt_gpu *base, void *fn, const int64_t grid[3], const int64_t block[3], int64_t smem,
+		       void **params, kt_err *err)
+{
+	fake_gpu *g = (fake_gpu *)base;
+	fake_fn *f = fn;
+	if (broken(g, err))
+		return -1;
+	if (block[0] * block[1] * block[2] > 1024)
+		return kt_fail_internal(err, "CUDA_ERROR_INVALID_VALUE (too many threads per block)");
+	if (!strncmp(f->name, "kt_check_", 9))
+		return run_check(f->name + 9, params, err);
+	if (!strcmp(f->name, "kt_fma")) {
+		int64_t threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2];
+		g->clock_us += 2.0 * (double)threads * *(int *)params[1] / (FAKE_GFLOPS * 1e3);
+		return 0;
+	}
+	switch (f->mode) {
+	case M_FAULT: g->pending_fault = 1; return 0;
+	case M_HANG: g->pending_hang = 1; return 0;
+	default: break;
+	}
+	run_scale(f, params);
+	g->clock_us += f->time_us;
+	return 0;
+}
+
+static int fake_event_new(kt_gpu *g, void **ev, kt_err *err)
+{
+	*ev = kt_xcalloc(1, sizeof(double));
+	return 0;
+}
+
+static void fake_event_free(kt_gpu *g, void *ev) { free(ev); }
+
+static int fake_record(kt_gpu *g, void *ev, kt_err *err)
+{
+	if (broken((fake_gpu *)g, err))
+		return -1;
+	*(double *)ev = ((fake_gpu *)g)->clock_us;
+	return 0;
+}
+
+static int fake_elapsed(kt_gpu *g, void *a, void *b, float *ms, kt_err *err)
+{
+	if (broken((fake_gpu *)g, err))
+		return -1;
+	*ms = (float)((*(double *)b - *(double *)a) / 1e3);
+	return 0;
+}
+
+static int fake_sync(kt_gpu *base, kt_err *err)
+{
+	fake_gpu *g = (fake_gpu *)base;
+	if (g->pending_hang)
+		for (;;) {
+			struct timespec ts = {1, 0};
+			nanosleep(&ts, NULL);
+		}
+	if (g->pending_fault)
+		g->broken = 1;
+	return broken(g, err);
+}
+
+static const kt_gpu_ops fake_ops = {
+	.name = "fake",
+	.count = fake_count,
+	.info = fake_info,
+	.open = fake_open,
+	.close = fake_close,
+	.load = fake_load,
+	.unload = fake_unload,
+	.function = fake_function,
+	.functions = fake_functions,
+	.set_dyn_smem = fake_set_dyn_smem,
+	.alloc = fake_alloc,
+	.free = fake_free,
+	.htod = fake_htod,
+	.dtoh = fake_dtoh,
+	.dtod = fake_dtod,
+	.memset8 = fake_memset8,
+	.launch = fake_launch,
+	.event_new = fake_event_new,
+	.event_free = fake_event_free,
+	.record = fake_record,
+	.elapsed_ms = fake_elapsed,
+	.sync = fake_sync,
+};
+
+const kt_gpu_ops *kt_gpu_fake(void) { return &fake_ops; }

@@ -1,0 +1,1039 @@
+/* worker.c - `kt worker` (one GPU context: fill, check, time) and the pool that drives workers.
+ * The protocol is described in worker.h. */
+#include "worker.h"
+
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "gpu.h"
+#include "proc.h"
+#include "tmpl.h"
+
+/* ======================================================================================
+ * The worker process
+ * ====================================================================================== */
+
+enum { MAX_SETS = 32, MIN_REPS = 10, MAX_REPS = 200, MAX_FIELDS = 64, CHECK_BLOCK = 256 };
+static const double PI = 3.14159265358979323846;
+static const double TARGET_MS = 20.0;     /* timed launches per candidate add up to about this */
+static const double L2_FACTOR = 2.5;      /* rotated argument sets span this many L2 sizes */
+static const unsigned char POISON = 0xff; /* NaN in every float type, -1 in integers */
+enum { WK_OK = 0, WK_ERROR = -1, WK_FAULT = -2 };
+
+typedef struct wk_arg {
+	const kt_arg *a;
+	size_t n, bytes;          /* elements and bytes of a pointer argument */
+	kt_dptr set[MAX_SETS];    /* one copy per argument set */
+	kt_dptr pristine;         /* inout: the filled values, for resets */
+	kt_dptr ref;              /* out, inout: the reference's result */
+	unsigned char scalar[8];  /* scalar arguments: the value, in its C type */
+} wk_arg;
+
+typedef struct wk {
+	const kt_gpu_ops *ops;
+	kt_gpu *g;
+	kt_gpu_info info;
+	kt_tmpl *t;
+	int64_t shape[KT_MAX_SLOTS];
+	kt_val env[KT_MAX_SLOTS];
+	wk_arg *args;
+	int nsets, flush;
+	kt_dptr scratch, res;
+	size_t scratch_bytes;
+	void **params;      /* nsets * nargs: what each launch gets */
+	kt_dptr *ptrs;      /* nsets * nargs: the device pointers params point at */
+	void *check_mod, *check_fn[KT_NETYPES], *fma_fn;
+	void **ev;
+	size_t nev;
+	int have_ref;
+} wk;
+
+/* A loaded kernel with its launch. */
+typedef struct wk_kernel {
+	void *mod, *fn;
+	kt_launch l;
+} wk_kernel;
+
+/* ---- random inputs ------------------------------------------------------------------------ */
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static double unit(uint64_t *s) { return (double)(splitmix(s) >> 11) * 0x1.0p-53; }
+
+static double draw(const kt_fill *f, uint64_t *s)
+{
+	switch (f->kind) {
+	case KT_FILL_NORMAL: {
+		double u = unit(s), v = unit(s);
+		return f->a + f->b * sqrt(-2.0 * log(u > 0 ? u : 1e-300)) * cos(2 * PI * v);
+	}
+	case KT_FILL_INT: return floor(f->a + unit(s) * (f->b - f->a + 1));
+	case KT_FILL_CONST: return f->a;
+	case KT_FILL_UNIFORM: break;
+	}
+	return f->a + (f->b - f->a) * unit(s);
+}
+
+static void fill_host(const kt_arg *a, size_t n, uint64_t seed, void *buf)
+{
+	uint64_t s = seed;
+	int is_float = kt_etypes[a->type].is_float;
+	for (size_t i = 0; i < n; i++) {
+		double v = draw(&a->fill, &s);
+		if (is_float && a->fill.neginf > 0 && unit(&s) < a->fill.neginf)
+			v = -INFINITY;
+		kt_elem_set(a->type, buf, i, v);
+	}
+}
+
+/* ---- setup ------------------------------------------------------------------------------- */
+
+static int eval_int(const kt_expr *e, const kt_val *env, int64_t dflt, int64_t *out, kt_err *err)
+{
+	kt_val v;
+	char msg[256];
+	if (!e) {
+		*out = dflt;
+		return 0;
+	}
+	if (kt_expr_eval(e, env, &v, msg, sizeof msg))
+		return kt_fail(err, "%s", msg);
+	*out = v.type == KT_VINT ? v.i : (int64_t)v.f;
+	return 0;
+}
+
+static int set_scalar(wk_arg *wa, const kt_val *env, kt_err *err)
+{
+	kt_val v;
+	char msg[256];
+	if (kt_expr_eval(wa->a->value, env, &v, msg, sizeof msg))
+		return kt_fail(err, "argument '%s': %s", wa->a->name, msg);
+	kt_elem_set(wa->a->type, wa->scalar, 0, kt_val_f(v));
+	if (v.type == KT_VINT && wa->a->type == KT_I64) /* exact beyond 2^53 */
+		memcpy(wa->scalar, &v.i, sizeof v.i);
+	return 0;
+}
+
+static int alloc_args(wk *w, uint64_t seed, kt_err *err)
+{
+	const kt_tmpl *t = w->t;
+	size_t set_bytes = 0;
+	w->args = kt_xcalloc((size_t)t->nargs + 1, sizeof *w->args);
+	for (int i = 0; i < t->nargs; i++) {
+		wk_arg *wa = &w->args[i];
+		wa->a = &t->args[i];
+		if (wa->a->role == KT_SCALAR) {
+			if (set_scalar(wa, w->env, err))
+				return -1;
+			continue;
+		}
+		int64_t n;
+		if (eval_int(wa->a->extent, w->env, 1, &n, err))
+			return -1;
+		if (n < 0)
+			return kt_fail(err, "argument '%s' has a negative extent (%lld)", wa->a->name, (long long)n);
+		wa->n = (size_t)n;
+		wa->bytes = wa->n * (size_t)kt_etypes[wa->a->type].size;
+		set_bytes += wa->bytes;
+	}
+	/* Enough sets that rotating through them leaves the L2 behind, within a quarter of memory. */
+	double l2 = (double)w->info.id.l2_bytes;
+	int k = set_bytes ? (int)ceil(L2_FACTOR * l2 / (double)set_bytes) : 1;
+	k = k < 1 ? 1 : k > MAX_SETS ? MAX_SETS : k;
+	while (k > 1 && (double)set_bytes * (k + 2) > (double)w->info.lim.mem_bytes / 4)
+		k--;
+	w->nsets = k;
+	w->flush = (double)set_bytes * k < L2_FACTOR * l2;
+	for (int i = 0; i < t->nargs; i++) {
+		wk_arg *wa = &w->args[i];
+		if (wa->a->role == KT_SCALAR)
+			continue;
+		for (int s = 0; s < k; s++)
+			if (w->ops->alloc(w->g, wa->bytes, &wa->set[s], err))
+				return -1;
+		if (wa->a->role != KT_IN && w->ops->alloc(w->g, wa->bytes, &wa->ref, err))
+			return -1;
+		if (wa->a->role == KT_OUT)
+			continue;
+		void *host = kt_xmalloc(wa->bytes ? wa->bytes : 1);
+		fill_host(wa->a, wa->n, seed ^ (0x51ed2701ULL * (uint64_t)(i + 1)), host);
+		int rc = w->ops->htod(w->g, wa->set[0], host, wa->bytes, err);
+		free(host);
+		for (int s = 1; rc == 0 && s < k; s++)
+			rc = w->ops->dtod(w->g, wa->set[s], wa->set[0], wa->bytes, err);
+		if (rc == 0 && wa->a->role == KT_INOUT)
+			rc = w->ops->alloc(w->g, wa->bytes, &wa->pristine, err) ||
+			     w->ops->dtod(w->g, wa->pristine, wa->set[0], wa->bytes, err);
+		if (rc)
+			return -1;
+	}
+	if (w->flush) {
+		w->scratch_bytes = (size_t)(L2_FACTOR * l2);
+		if (w->ops->alloc(w->g, w->scratch_bytes, &w->scratch, err))
+			return -1;
+	}
+	size_t np = (size_t)k * (size_t)(t->nargs + 1);
+	w->params = kt_xcalloc(np, sizeof *w->params);
+	w->ptrs = kt_xcalloc(np, sizeof *w->ptrs);
+	for (int s = 0; s < k; s++)
+		for (int i = 0; i < t->nargs; i++) {
+			size_t j = (size_t)s * (size_t)t->nargs + (size_t)i;
+			if (w->args[i].a->role == KT_SCALAR) {
+				w->params[j] = w->args[i].scalar;
+			} else {
+				w->ptrs[j] = w->args[i].set[s];
+				w->params[j] = &w->ptrs[j];
+			}
+		}
+	return w->ops->alloc(w->g, 2 * sizeof(uint64_t), &w->res, err);
+}
+
+static void **set_params(wk *w, int s) { return w->params + (size_t)s * (size_t)w->t->nargs; }
+
+static int events(wk *w, size_t n, kt_err *err)
+{
+	if (n <= w->nev)
+		return 0;
+	w->ev = kt_xrealloc(w->ev, n * sizeof *w->ev);
+	for (; w->nev < n; w->nev++)
+		if (w->ops->event_new(w->g, &w->ev[w->nev], err))
+			return -1;
+	return 0;
+}
+
+/* ---- kernels --------------------------------------------------------------------------------- */
+
+static int read_module(wk *w, const char *cubin, void **mod, kt_err *err)
+{
+	kt_buf img = {0};
+	int rc = kt_read_file(cubin, &img, err);
+	if (rc == 0)
+		rc = w->ops->load(w->g, img.data, img.len, mod, err);
+	kt_buf_free(&img);
+	return rc;
+}
+
+/* The reference's launch: ref_grid/ref_block/ref_smem at the shape. */
+static int ref_launch(wk *w, kt_launch *l, kt_err *err)
+{
+	const kt_tmpl *t = w->t;
+	memset(l, 0, sizeof *l);
+	for (int d = 0; d < 3; d++)
+		if (eval_int(t->ref_grid[d], w->env, 1, &l->grid[d], err) ||
+		    eval_int(t->ref_block[d], w->env, 1, &l->block[d], err))
+			return -1;
+	return eval_int(t->ref_smem, w->env, 0, &l->smem, err);
+}
+
+static int load_kernel(wk *w, const char *cubin, const char *name, const char *config, wk_kernel *k, kt_err *err)
+{
+	memset(k, 0, sizeof *k);
+	if (!strcmp(config, "-")) {
+		if (ref_launch(w, &k->l, err))
+			return WK_ERROR;
+	} else {
+		uint16_t cfg[KT_MAX_SLOTS];
+		kt_val env[KT_MAX_SLOTS];
+		if (kt_tmpl_parse_config(w->t, config, cfg, err))
+			return WK_ERROR;
+		kt_tmpl_env(w->t, w->shape, cfg, env);
+		if (kt_tmpl_launch(w->t, env, &k->l, err))
+			return WK_ERROR;
+	}
+	if (read_module(w, cubin, &k->mod, err))
+		return WK_ERROR;
+	if (kt_gpu_function(w->g, k->mod, name, &k->fn, err))
+		return WK_ERROR;
+	if (k->l.smem > w->info.lim.smem_block && w->ops->set_dyn_smem(w->g, k->fn, k->l.smem, err))
+		return WK_ERROR;
+	return WK_OK;
+}
+
+static void unload_kernel(wk *w, wk_kernel *k)
+{
+	if (k->mod)
+		w->ops->unload(w->g, k->mod);
+	k->mod = NULL;
+}
+
+/* Before each timed run: inout buffers back to their inputs, and the L2 flushed when the sets
+ * alone do not exceed it (outside the timed region). */
+static int prepare_set(wk *w, int s, kt_err *err)
+{
+	for (int i = 0; i < w->t->nargs; i++)
+		if (w->args[i].a->role == KT_INOUT &&
+		    w->ops->dtod(w->g, w->args[i].set[s], w->args[i].pristine, w->args[i].bytes, err))
+			return -1;
+	if (w->flush && w->ops->memset8(w->g, w->scratch, (unsigned char)s, w->scratch_bytes, err))
+		return -1;
+	return 0;
+}
+
+static int launch(wk *w, const wk_kernel *k, int s, kt_err *err)
+{
+	return w->ops->launch(w->g, k->fn, k->l.grid, k->l.block, k->l.smem, set_params(w, s), err);
+}
+
+/* One run on set 0 with poisoned outputs and reset inout buffers. */
+static int run_once(wk *w, const wk_kernel *k, kt_err *err)
+{
+	for (int i = 0; i < w->t->nargs; i++)
+		if (w->args[i].a->role == KT_OUT &&
+		    w->ops->memset8(w->g, w->args[i].set[0], POISON, w->args[i].bytes, err))
+			return WK_FAULT;
+	if (prepare_set(w, 0, err) || launch(w, k, 0, err) || w->ops->sync(w->g, err))
+		return WK_FAULT;
+	return WK_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double percentile(const double *v, size_t n, double q)
+{
+	double pos = q * (double)(n - 1);
+	size_t i = (size_t)pos;
+	double f = pos - (double)i;
+	return i + 1 < n ? v[i] * (1 - f) + v[i + 1] * f : v[n - 1];
+}
+
+static void stats(double *v, size_t n, double *med, double *spread)
+{
+	qsort(v, n, sizeof *v, cmp_double);
+	*med = percentile(v, n, 0.5);
+	*spread = (percentile(v, n, 0.9) - percentile(v, n, 0.1)) / 2;
+}
+
+/* Times one launch after prepare on set s, into events 2i and 2i+1. */
+static int timed_launch(wk *w, const wk_kernel *k, int s, size_t i, kt_err *err)
+{
+	if (prepare_set(w, s, err) || w->ops->record(w->g, w->ev[2 * i], err) || launch(w, k, s, err) ||
+	    w->ops->record(w->g, w->ev[2 * i + 1], err))
+		return -1;
+	return 0;
+}
+
+static int elapsed_us(wk *w, size_t i, double *us, kt_err *err)
+{
+	float ms;
+	if (w->ops->elapsed_ms(w->g, w->ev[2 * i], w->ev[2 * i + 1], &ms, err))
+		return -1;
+	*us = (double)ms * 1e3;
+	return 0;
+}
+
+/* Warm-up, an estimate, then repetitions rotating through the sets: median and spread in us. */
+static int time_kernel(wk *w, const wk_kernel *k, double *med, double *spread, kt_err *err)
+{
+	if (events(w, 2 * MAX_REPS, err))
+		return WK_FAULT;
+	int warm = w->nsets > 3 ? w->nsets : 3;
+	for (int i = 0; i < warm; i++)
+		if (launch(w, k, i % w->nsets, err))
+			return WK_FAULT;
+	double est = 0;
+	for (size_t i = 0; i < 3; i++)
+		if (timed_launch(w, k, (int)i % w->nsets, i, err))
+			return WK_FAULT;
+	if (w->ops->sync(w->g, err))
+		return WK_FAULT;
+	for (size_t i = 0; i < 3; i++) {
+		double us;
+		if (elapsed_us(w, i, &us, err))
+			return WK_FAULT;
+		est += us / 3;
+	}
+	double want = TARGET_MS * 1e3 / (est > 0.5 ? est : 0.5);
+	size_t reps = want < MIN_REPS ? MIN_REPS : want > MAX_REPS ? MAX_REPS : (size_t)want;
+	for (size_t i = 0; i < reps; i++)
+		if (timed_launch(w, k, (int)(i % (size_t)w->nsets), i, err))
+			return WK_FAULT;
+	if (w->ops->sync(w->g, err))
+		return WK_FAULT;
+	double *t = kt_xmalloc(reps * sizeof *t);
+	for (size_t i = 0; i < reps; i++)
+		if (elapsed_us(w, i, &t[i], err)) {
+			free(t);
+			return WK_FAULT;
+		}
+	stats(t, reps, med, spread);
+	free(t);
+	return WK_OK;
+}
+
+/* Compares every out/inout argument of set 0 (or of the reference itself: self) with the
+ * reference on the device.  WK_OK when all agree; 1 with msg set when some differ. */
+static int compare(wk *w, int self, kt_buf *msg, kt_err *err)
+{
+	int bad_args = 0;
+	for (int i = 0; i < w->t->nargs; i++) {
+		wk_arg *wa = &w->args[i];
+		if (wa->a->role == KT_IN || wa->a->role == KT_SCALAR || !wa->n)
+			continue;
+		void *fn = w->check_fn[wa->a->type];
+		if (!fn)
+			return kt_fail_internal(err, "no check kernel for %s (was `check` sent?)", kt_etypes[wa->a->type].name), WK_ERROR;
+		uint64_t res[2] = {0, UINT64_MAX}, n = wa->n;
+		kt_dptr out = self ? wa->ref : wa->set[0];
+		double atol = w->t->atol, rtol = w->t->rtol;
+		void *params[] = {&out, &wa->ref, &n, &atol, &rtol, &w->res};
+		int64_t blocks = (int64_t)((n + CHECK_BLOCK - 1) / CHECK_BLOCK), cap = (int64_t)w->info.id.sms * 16;
+		int64_t grid[3] = {blocks < cap ? blocks : cap, 1, 1}, block[3] = {CHECK_BLOCK, 1, 1};
+		if (w->ops->htod(w->g, w->res, res, sizeof res, err) ||
+		    w->ops->launch(w->g, fn, grid, block, 0, params, err) || w->ops->sync(w->g, err) ||
+		    w->ops->dtoh(w->g, res, w->res, sizeof res, err))
+			return WK_FAULT;
+		if (!res[0])
+			continue;
+		size_t es = (size_t)kt_etypes[wa->a->type].size;
+		unsigned char got[8], want[8];
+		if (w->ops->dtoh(w->g, got, out + res[1] * es, es, err) ||
+		    w->ops->dtoh(w->g, want, wa->ref + res[1] * es, es, err))
+			return WK_FAULT;
+		if (bad_args++)
+			kt_buf_puts(msg, "; ");
+		if (self)
+			kt_buf_printf(msg, "the reference left %llu of %zu elements of '%s' NaN (unwritten?), first at [%llu]",
+				      (unsigned long long)res[0], wa->n, wa->a->name, (unsigned long long)res[1]);
+		else
+			kt_buf_printf(msg, "'%s': %llu of %zu elements differ from the reference beyond %g + %g*|ref|; first at [%llu]: got %.6g, want %.6g",
+				      wa->a->name, (unsigned long long)res[0], wa->n, atol, rtol, (unsigned long long)res[1],
+				      kt_elem_get(wa->a->type, got, 0), kt_elem_get(wa->a->type, want, 0));
+	}
+	return bad_args ? 1 : WK_OK;
+}
+
+/* ---- commands ------------------------------------------------------------------------------ */
+
+typedef struct wk_cmd {
+	const char *name;
+	int nfields; /* fields after the name; -1: any */
+	int (*run)(wk *w, char **f, int nf, kt_buf *reply, kt_err *err);
+} wk_cmd;
+
+static int cmd_check(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
+{
+	if (w->check_mod)
+		w->ops->unload(w->g, w->check_mod);
+	w->check_mod = NULL;
+	if (read_module(w, f[0], &w->check_mod, err))
+		return WK_ERROR;
+	for (int i = 0; i < KT_NETYPES; i++) {
+		char name[64];
+		snprintf(name, sizeof name, "kt_check_%s", kt_etypes[i].name);
+		if (w->ops->function(w->g, w->check_mod, name, &w->check_fn[i]))
+			return kt_fail_internal(err, "%s has no kernel %s", f[0], name), WK_ERROR;
+	}
+	if (w->ops->function(w->g, w->check_mod, "kt_fma", &w->fma_fn))
+		return kt_fail_internal(err, "%s has no kernel kt_fma", f[0]), WK_ERROR;
+	kt_buf_puts(reply, "ok");
+	return WK_OK;
+}
+
+static int cmd_ref(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
+{
+	wk_kernel k;
+	int rc = load_kernel(w, f[0], f[1], f[2], &k, err);
+	double med = 0, spread = 0;
+	if (rc == WK_OK)
+		rc = run_once(w, &k, err);
+	for (int i = 0; rc == WK_OK && i < w->t->nargs; i++)
+		if (w->args[i].a->role == KT_OUT || w->args[i].a->role == KT_INOUT)
+			if (w->ops->dtod(w->g, w->args[i].ref, w->args[i].set[0], w->args[i].bytes, err))
+				rc = WK_FAULT;
+	kt_buf msg = {0};
+	int cmp = rc == WK_OK ? compare(w, 1, &msg, err) : rc;
+	if (cmp == 1) {
+		rc = WK_ERROR;
+		kt_fail(err, "%s", kt_buf_str(&msg));
+	} else {
+		rc = cmp;
+	}
+	kt_buf_free(&msg);
+	if (rc == WK_OK)
+		rc = time_kernel(w, &k, &med, &spread, err);
+	unload_kernel(w, &k);
+	if (rc == WK_OK) {
+		w->have_ref = 1;
+		kt_buf_printf(reply, "ok\t%.4f\t%.4f", med, spread);
+	}
+	return rc;
+}
+
+static int cmd_eval(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
+{
+	if (!w->have_ref)
+		return kt_fail_internal(err, "eval before ref"), WK_ERROR;
+	wk_kernel k;
+	int rc = load_kernel(w, f[0], f[1], f[2], &k, err);
+	if (rc == WK_OK)
+		rc = run_once(w, &k, err);
+	kt_buf msg = {0};
+	int cmp = rc == WK_OK ? compare(w, 0, &msg, err) : rc;
+	double med = 0, spread = 0;
+	if (cmp == 1)
+		kt_buf_printf(reply, "check-failed\t%s", kt_buf_str(&msg));
+	else if ((rc = cmp) == WK_OK && (rc = time_kernel(w, &k, &med, &spread, err)) == WK_OK)
+		kt_buf_printf(reply, "ok\t%.4f\t%.4f", med, spread);
+	kt_buf_free(&msg);
+	unload_kernel(w, &k);
+	return rc;
+}
+
+static int cmd_retime(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
+{
+	int rounds = atoi(f[0]);
+	size_t nk = (size_t)(nf - 1) / 3;
+	if (rounds < 1 || nk < 1 || (nf - 1) % 3)
+		return kt_fail_internal(err, "retime: ROUNDS (CUBIN KERNEL CONFIG)..."), WK_ERROR;
+	wk_kernel *k = kt_xcalloc(nk, sizeof *k);
+	double *t = kt_xcalloc(nk * (size_t)rounds, sizeof *t);
+	int rc = events(w, 2 * nk * (size_t)rounds, err) ? WK_FAULT : WK_OK;
+	for (size_t c = 0; rc == WK_OK && c < nk; c++)
+		rc = load_kernel(w, f[1 + 3 * c], f[2 + 3 * c], f[3 + 3 * c], &k[c], err);
+	for (size_t c = 0; rc == WK_OK && c < nk; c++) /* warm-up */
+		for (int s = 0; rc == WK_OK && s < w->nsets; s++)
+			rc = launch(w, &k[c], s, err) ? WK_FAULT : WK_OK;
+	for (int r = 0; rc == WK_OK && r < rounds; r++)
+		for (size_t c = 0; rc == WK_OK && c < nk; c++)
+			rc = timed_launch(w, &k[c], (int)(((size_t)r * nk + c) % (size_t)w->nsets), (size_t)r * nk + c, err)
+				     ? WK_FAULT : WK_OK;
+	if (rc == WK_OK && w->ops->sync(w->g, err))
+		rc = WK_FAULT;
+	for (int r = 0; rc == WK_OK && r < rounds; r++)
+		for (size_t c = 0; rc == WK_OK && c < nk; c++)
+			rc = elapsed_us(w, (size_t)r * nk + c, &t[c * (size_t)rounds + (size_t)r], err) ? WK_FAULT : WK_OK;
+	if (rc == WK_OK) {
+		kt_buf_puts(reply, "ok");
+		for (size_t c = 0; c < nk; c++) {
+			double med, spread;
+			stats(t + c * (size_t)rounds, (size_t)rounds, &med, &spread);
+			kt_buf_printf(reply, "\t%.4f\t%.4f", med, spread);
+		}
+	}
+	for (size_t c = 0; c < nk; c++)
+		unload_kernel(w, &k[c]);
+	free(k);
+	free(t);
+	return rc;
+}
+
+static int cmd_bw(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
+{
+	size_t bytes = (size_t)strtoull(f[0], NULL, 10);
+	kt_dptr a = 0, b = 0;
+	enum { REPS = 5 };
+	double t[REPS];
+	int rc = events(w, 2 * REPS, err) || w->ops->alloc(w->g, bytes, &a, err) || w->ops->alloc(w->g, bytes, &b, err) ||
+		 w->ops->memset8(w->g, a, 1, bytes, err) || w->ops->dtod(w->g, b, a, bytes, err) ? WK_FAULT : WK_OK;
+	for (size_t i = 0; rc == WK_OK && i < REPS; i++)
+		if (w->ops->record(w->g, w->ev[2 * i], err) || w->ops->dtod(w->g, b, a, bytes, err) ||
+		    w->ops->record(w->g, w->ev[2 * i + 1], err))
+			rc = WK_FAULT;
+	if (rc == WK_OK && w->ops->sync(w->g, err))
+		rc = WK_FAULT;
+	for (size_t i = 0; rc == WK_OK && i < REPS; i++)
+		if (elapsed_us(w, i, &t[i], err))
+			rc = WK_FAULT;
+	w->ops->free(w->g, a);
+	w->ops->free(w->g, b);
+	if (rc == WK_OK) {
+		double med, spread;
+		stats(t, REPS, &med, &spread);
+		kt_buf_printf(reply, "ok\t%.1f", 2.0 * (double)bytes / (med * 1e-6) / 1e9);
+	}
+	return rc;
+}
+
+static int cmd_rate(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
+{
+	if (!w->fma_fn)
+		return kt_fail_internal(err, "rate before check"), WK_ERROR;
+	enum { REPS = 3, ITERS = 1 << 15, THREADS = 256, BLOCKS_PER_SM = 8 };
+	int iters = ITERS;
+	kt_dptr out = w->res;
+	void *params[] = {&out, &iters};
+	int64_t grid[3] = {(int64_t)w->info.id.sms * BLOCKS_PER_SM, 1, 1}, block[3] = {THREADS, 1, 1};
+	wk_kernel k = {NULL, w->fma_fn, {{0}, {0}, 0, 0, 0}};
+	double t[REPS];
+	int rc = events(w, 2 * REPS, err) || w->ops->launch(w->g, k.fn, grid, block, 0, params, err) ? WK_FAULT : WK_OK;
+	for (size_t i = 0; rc == WK_OK && i < REPS; i++)
+		if (w->ops->record(w->g, w->ev[2 * i], err) || w->ops->launch(w->g, k.fn, grid, block, 0, params, err) ||
+		    w->ops->record(w->g, w->ev[2 * i + 1], err))
+			rc = WK_FAULT;
+	if (rc == WK_OK && w->ops->sync(w->g, err))
+		rc = WK_FAULT;
+	for (size_t i = 0; rc == WK_OK && i < REPS; i++)
+		if (elapsed_us(w, i, &t[i], err))
+			rc = WK_FAULT;
+	if (rc == WK_OK) {
+		double med, spread, flops = 2.0 * ITERS * (double)(grid[0] * THREADS);
+		stats(t, REPS, &med, &spread);
+		kt_buf_printf(reply, "ok\t%.1f", flops / (med * 1e-6) / 1e9);
+	}
+	return rc;
+}
+
+static const wk_cmd wk_cmds[] = {
+	{"bw", 1, cmd_bw},
+	{"check", 1, cmd_check},
+	{"eval", 3, cmd_eval},
+	{"rate", 0, cmd_rate},
+	{"ref", 3, cmd_ref},
+	{"retime", -1, cmd_retime},
+};
+
+/* Splits line at tabs in place. */
+static int split(char *line, char **f, int max)
+{
+	int n = 0;
+	for (char *p = line; n < max;) {
+		f[n++] = p;
+		p = strchr(p, '\t');
+		if (!p)
+			break;
+		*p++ = 0;
+	}
+	return n;
+}
+
+static void reply_line(const char *s)
+{
+	fputs(s, stdout);
+	fputc('\n', stdout);
+	fflush(stdout);
+}
+
+/* Answers one command; returns 1 when the worker must stop (a fault, or quit). */
+static int serve(wk *w, char *line)
+{
+	char *f[MAX_FIELDS];
+	int nf = split(line, f, MAX_FIELDS);
+	if (!strcmp(f[0], "quit"))
+		return 1;
+	kt_buf reply = {0};
+	kt_err err = {0};
+	int rc = WK_ERROR, found = 0;
+	for (size_t i = 0; i < sizeof wk_cmds / sizeof wk_cmds[0]; i++) {
+		if (strcmp(f[0], wk_cmds[i].name))
+			continue;
+		found = 1;
+		if (wk_cmds[i].nfields >= 0 && nf - 1 != wk_cmds[i].nfields)
+			kt_fail_internal(&err, "%s takes %d fields, got %d", f[0], wk_cmds[i].nfields, nf - 1);
+		else
+			rc = wk_cmds[i].run(w, f + 1, nf - 1, &reply, &err);
+	}
+	if (!found)
+		kt_fail_internal(&err, "unknown command '%s'", f[0]);
+	if (rc == WK_FAULT || (rc == WK_ERROR && !reply.len)) {
+		kt_buf_reset(&reply);
+		for (char *p = err.msg; *p; p++)
+			if (*p == '\n' || *p == '\t')
+				*p = ' ';
+		kt_buf_printf(&reply, "%s\t%s", rc == WK_FAULT ? "faulted" : "error", err.msg[0] ? err.msg : "failed");
+	}
+	reply_line(kt_buf_str(&reply));
+	kt_buf_free(&reply);
+	return rc == WK_FAULT;
+}
+
+static int worker_usage(FILE *f)
+{
+	fputs("usage: kt worker --template FILE --shape SHAPE [--type T=x]... [--gpu N] [--backend cuda|fake] [--seed N]\n"
+	      "Tests and times variants for `kt tune`, answering commands on stdin (see worker.h).\n",
+	      f);
+	return f == stdout ? KT_EXIT_OK : KT_EXIT_INPUT;
+}
+
+static int worker_open(wk *w, const char *backend, int gpu, const char *tpath, const char **types, int ntypes,
+		       const char *shape, uint64_t seed, kt_err *err)
+{
+	w->ops = kt_gpu_backend(backend);
+	if (!w->ops)
+		return kt_fail(err, "unknown GPU backend '%s'", backend);
+	kt_buf diags = {0};
+	kt_tmpl_opts to = {types, ntypes};
+	w->t = kt_tmpl_parse(tpath, &to, &diags, err);
+	kt_buf_free(&diags);
+	if (!w->t || kt_tmpl_parse_shape(w->t, shape, w->shape, err))
+		return -1;
+	kt_tmpl_env(w->t, w->shape, NULL, w->env);
+	if (w->ops->info(gpu, &w->info, err))
+		return -1;
+	w->g = w->ops->open(gpu, err);
+	if (!w->g)
+		return -1;
+	return alloc_args(w, seed, err);
+}
+
+int kt_cmd_worker(int argc, char **argv)
+{
+	const char *backend = "cuda", *tpath = NULL, *shape = NULL;
+	const char **types = kt_xcalloc((size_t)argc + 1, sizeof *types);
+	int ntypes = 0, gpu = 0;
+	uint64_t seed = 1;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			free(types);
+			return worker_usage(stdout);
+		}
+		if (!v) {
+			fprintf(stderr, "kt worker: %s needs a value\n", a);
+			free(types);
+			return KT_EXIT_INPUT;
+		}
+		i++;
+		if (!strcmp(a, "--backend"))
+			backend = v;
+		else if (!strcmp(a, "--gpu"))
+			gpu = atoi(v);
+		else if (!strcmp(a, "--template"))
+			tpath = v;
+		else if (!strcmp(a, "--shape"))
+			shape = v;
+		else if (!strcmp(a, "--type"))
+			types[ntypes++] = v;
+		else if (!strcmp(a, "--seed"))
+			seed = strtoull(v, NULL, 10);
+		else {
+			fprintf(stderr, "kt worker: unknown option '%s'\n", a);
+			free(types);
+			return worker_usage(stderr);
+		}
+	}
+	if (!tpath || !shape) {
+		free(types);
+		return worker_usage(stderr);
+	}
+	wk w = {0};
+	kt_err err = {0};
+	int rc = KT_EXIT_OK;
+	if (worker_open(&w, backend, gpu, tpath, types, ntypes, shape, seed, &err)) {
+		for (char *p = err.msg; *p; p++)
+			if (*p == '\n' || *p == '\t')
+				*p = ' ';
+		printf("error\t%s\n", err.msg);
+		fflush(stdout);
+		rc = KT_EXIT_INTERNAL;
+	} else {
+		printf("ready\t%d\t%d\n", w.nsets, w.flush);
+		fflush(stdout);
+		char *line = NULL;
+		size_t cap = 0;
+		ssize_t n;
+		while ((n = getline(&line, &cap, stdin)) > 0) {
+			while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+				line[--n] = 0;
+			if (serve(&w, line))
+				break;
+		}
+		free(line);
+	}
+	/* The process ends here: the driver releases the context and its memory. */
+	if (w.t)
+		kt_tmpl_free(w.t);
+	free(w.args);
+	free(w.params);
+	free(w.ptrs);
+	free(w.ev);
+	free(types);
+	return rc;
+}
+
+/* ======================================================================================
+ * The pool (parent side)
+ * ====================================================================================== */
+
+typedef struct pw {
+	kt_proc proc;
+	int gpu, alive;
+	kt_job *job;      /* in flight, or NULL */
+	double deadline;
+} pw;
+
+struct kt_pool {
+	kt_worker_opts o;
+	int n;
+	pw *w;
+	char **setup;
+	size_t nsetup;
+	char *setup_reply; /* the last setup reply of the first worker */
+	int restarts;
+	kt_buf line;
+};
+
+static const double DEFAULT_TIMEOUT_S = 10.0, DEFAULT_START_TIMEOUT_S = 120.0;
+
+void kt_job_clear(kt_job *j)
+{
+	free(j->reply);
+	j->reply = NULL;
+	j->status = KT_OK;
+}
+
+static double job_timeout(const kt_pool *p) { return p->o.timeout_s > 0 ? p->o.timeout_s : DEFAULT_TIMEOUT_S; }
+static double start_timeout(const kt_pool *p)
+{
+	return p->o.start_timeout_s > 0 ? p->o.start_timeout_s : DEFAULT_START_TIMEOUT_S;
+}
+
+static void stop_worker(pw *w)
+{
+	kt_proc_kill(&w->proc);
+	w->alive = 0;
+}
+
+/* Sends cmd and waits for one reply line; 0 when it starts with "ok". */
+static int call(kt_pool *p, pw *w, const char *cmd, double timeout, kt_err *err)
+{
+	kt_buf msg = {0};
+	kt_buf_printf(&msg, "%s\n", cmd);
+	int rc = kt_proc_send(&w->proc, msg.data, msg.len, err);
+	kt_buf_free(&msg);
+	if (rc)
+		return -1;
+	int r = kt_proc_readline(&w->proc, &p->line, timeout);
+	if (r <= 0)
+		return kt_fail_internal(err, "worker on GPU %d %s after '%.60s'", w->gpu,
+					r == 0 ? "did not answer in time" : "died", cmd);
+	if (strncmp(kt_buf_str(&p->line), "ok", 2))
+		return kt_fail_internal(err, "worker on GPU %d: '%.60s': %s", w->gpu, cmd, kt_buf_str(&p->line));
+	return 0;
+}
+
+static int start_worker(kt_pool *p, pw *w, kt_err *err)
+{
+	const kt_worker_opts *o = &p->o;
+	char gpu[16], seed[32];
+	snprintf(gpu, sizeof gpu, "%d", w->gpu);
+	snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+	const char **argv = kt_xcalloc(16 + 2 * (size_t)o->ntypes, sizeof *argv);
+	int a = 0;
+	argv[a++] = o->exe;
+	argv[a++] = "worker";
+	argv[a++] = "--backend";
+	argv[a++] = o->backend ? o->backend : "cuda";
+	argv[a++] = "--gpu";
+	argv[a++] = gpu;
+	argv[a++] = "--template";
+	argv[a++] = o->tmpl_path;
+	argv[a++] = "--shape";
+	argv[a++] = o->shape;
+	argv[a++] = "--seed";
+	argv[a++] = seed;
+	for (int i = 0; i < o->ntypes; i++) {
+		argv[a++] = "--type";
+		argv[a++] = o->types[i];
+	}
+	int rc = kt_proc_spawn(&w->proc, (char *const *)argv, 1, o->log, err);
+	free(argv);
+	if (rc)
+		return -1;
+	int r = kt_proc_readline(&w->proc, &p->line, start_timeout(p));
+	if (r <= 0 || strncmp(kt_buf_str(&p->line), "ready", 5)) {
+		const char *l = kt_buf_str(&p->line);
+		kt_fail_internal(err, "the worker for GPU %d did not start: %s", w->gpu,
+				 r == 0 ? "no answer in time" : r < 0 ? "it exited" : !strncmp(l, "error\t", 6) ? l + 6 : l);
+		stop_worker(w);
+		return -1;
+	}
+	w->alive = 1;
+	for (size_t i = 0; i < p->nsetup; i++)
+		if (call(p, w, p->setup[i], start_timeout(p), err)) {
+			stop_worker(w);
+			return -1;
+		}
+	return 0;
+}
+
+kt_pool *kt_pool_new(const kt_worker_opts *o, const int *gpus, int ngpus, kt_err *err)
+{
+	kt_pool *p = kt_xcalloc(1, sizeof *p);
+	p->o = *o;
+	p->n = ngpus;
+	p->w = kt_xcalloc((size_t)ngpus, sizeof *p->w);
+	for (int i = 0; i < ngpus; i++) {
+		p->w[i].gpu = gpus[i];
+		p->w[i].proc.fd = -1;
+		if (start_worker(p, &p->w[i], err)) {
+			kt_pool_free(p);
+			return NULL;
+		}
+	}
+	return p;
+}
+
+int kt_pool_setup(kt_pool *p, const char *cmd, const char **reply, kt_err *err)
+{
+	p->setup = kt_xrealloc(p->setup, (p->nsetup + 1) * sizeof *p->setup);
+	p->setup[p->nsetup++] = kt_xstrdup(cmd);
+	for (int i = 0; i < p->n; i++) {
+		if (!p->w[i].alive) {
+			if (start_worker(p, &p->w[i], err)) /* replays the new command too */
+				return -1;
+		} else if (call(p, &p->w[i], cmd, start_timeout(p), err)) {
+			stop_worker(&p->w[i]);
+			return -1;
+		}
+		if (i == 0) {
+			free(p->setup_reply);
+			const char *l = kt_buf_str(&p->line);
+			p->setup_reply = kt_xstrdup(l[2] == '\t' ? l + 3 : "");
+		}
+	}
+	if (reply)
+		*reply = p->setup_reply;
+	return 0;
+}
+
+/* Records a reply line for w's job. */
+static void finish_job(kt_pool *p, pw *w, const char *line)
+{
+	static const struct {
+		const char *word;
+		kt_status status;
+	} words[] = {{"ok", KT_OK}, {"check-failed", KT_CHECK_FAILED}, {"faulted", KT_FAULTED}, {"error", KT_FAULTED}};
+	kt_job *j = w->job;
+	size_t n = strcspn(line, "\t");
+	j->status = KT_FAULTED;
+	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+		if (strlen(words[i].word) == n && !strncmp(line, words[i].word, n))
+			j->status = words[i].status;
+	free(j->reply);
+	j->reply = kt_xstrdup(line[n] ? line + n + 1 : "");
+	if (!strncmp(line, "error", n) && n == 5) {
+		kt_buf b = {0};
+		kt_buf_printf(&b, "error: %s", j->reply);
+		free(j->reply);
+		j->reply = kt_buf_detach(&b);
+	}
+	if (!strncmp(line, "faulted", n) && n == 7) {
+		stop_worker(w);
+		p->restarts++;
+	}
+	w->job = NULL;
+}
+
+/* w died or hung with a job in flight. */
+static void lose_worker(kt_pool *p, pw *w, kt_status status, const char *why)
+{
+	kt_job *j = w->job;
+	int st = 0;
+	char how[128] = "";
+	if (status == KT_FAULTED && kt_proc_wait(&w->proc, 2.0, &st) == 1)
+		kt_proc_describe(st, how, sizeof how);
+	stop_worker(w);
+	p->restarts++;
+	j->status = status;
+	free(j->reply);
+	kt_buf b = {0};
+	kt_buf_printf(&b, "%s%s%s", why, how[0] ? ": " : "", how);
+	j->reply = kt_buf_detach(&b);
+	w->job = NULL;
+}
+
+static int submit(kt_pool *p, pw *w, kt_job *j, kt_err *err)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (!w->alive && start_worker(p, w, err))
+			return -1;
+		kt_buf msg = {0};
+		kt_buf_printf(&msg, "%s\n", j->cmd);
+		int rc = kt_proc_send(&w->proc, msg.data, msg.len, err);
+		kt_buf_free(&msg);
+		if (rc == 0) {
+			w->job = j;
+			w->deadline = kt_now() + job_timeout(p);
+			return 0;
+		}
+		stop_worker(w);
+	}
+	return kt_fail_internal(err, "cannot talk to the worker on GPU %d", w->gpu);
+}
+
+int kt_pool_run(kt_pool *p, kt_job *jobs, size_t n, kt_err *err)
+{
+	size_t next = 0, done = 0;
+	struct pollfd *pfd = kt_xcalloc((size_t)p->n, sizeof *pfd);
+	int rc = 0;
+	while (done < n && rc == 0) {
+		for (int i = 0; i < p->n && next < n; i++)
+			if (!p->w[i].job) {
+				kt_job_clear(&jobs[next]);
+				if ((rc = submit(p, &p->w[i], &jobs[next], err)))
+					break;
+				next++;
+			}
+		if (rc)
+			break;
+		double now = kt_now(), first = now + 3600;
+		for (int i = 0; i < p->n; i++) {
+			pfd[i] = (struct pollfd){p->w[i].job ? p->w[i].proc.fd : -1, POLLIN, 0};
+			if (p->w[i].job && p->w[i].deadline < first)
+				first = p->w[i].deadline;
+		}
+		int ms = first > now ? (int)((first - now) * 1000) + 1 : 0;
+		if (poll(pfd, (nfds_t)p->n, ms) < 0 && errno != EINTR) {
+			rc = kt_fail_internal(err, "poll: %s", strerror(errno));
+			break;
+		}
+		for (int i = 0; i < p->n; i++) {
+			pw *w = &p->w[i];
+			if (!w->job)
+				continue;
+			if (pfd[i].revents)
+				kt_proc_pump(&w->proc);
+			if (kt_proc_take_line(&w->proc, &p->line)) {
+				finish_job(p, w, kt_buf_str(&p->line));
+				done++;
+			} else if (w->proc.eof) {
+				lose_worker(p, w, KT_FAULTED, "the worker died");
+				done++;
+			} else if (kt_now() > w->deadline) {
+				char why[96];
+				snprintf(why, sizeof why, "no answer within %.0f s: the worker was killed", job_timeout(p));
+				lose_worker(p, w, KT_TIMED_OUT, why);
+				done++;
+			}
+		}
+	}
+	free(pfd);
+	return rc;
+}
+
+int kt_pool_restarts(const kt_pool *p) { return p->restarts; }
+
+void kt_pool_free(kt_pool *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; i < p->n; i++) {
+		if (p->w[i].alive)
+			kt_proc_send(&p->w[i].proc, "quit\n", 5, NULL);
+		if (p->w[i].alive && kt_proc_wait(&p->w[i].proc, 2.0, &(int){0}) == 1)
+			p->w[i].alive = 0;
+		stop_worker(&p->w[i]);
+	}
+	for (size_t i = 0; i < p->nsetup; i++)
+		free(p->setup[i]);
+	free(p->setup);
+	free(p->setup_reply);
+	free(p->w);
+	kt_buf_free(&p->line);
+	free(p);
+}

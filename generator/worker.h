@@ -1,0 +1,71 @@
+/* worker.h - testing and timing variants in worker processes (`kt worker`), one per GPU.
+ *
+ * A worker owns one GPU context.  At start it parses the template, allocates every pointer
+ * argument at the shape (several copies, so that timed runs rotate through more than the L2
+ * holds), fills the inputs from a seeded PRNG, and says `ready`.  Then it answers one line per
+ * command, fields separated by tabs:
+ *
+ *   check CUBIN                   load the helper kernels (kt_check_<etype>, kt_fma)
+ *   ref CUBIN KERNEL CONFIG|-     run the reference once (- : the template's reference launch,
+ *                                 else KERNEL at CONFIG), keep its outputs, time it
+ *   eval CUBIN KERNEL CONFIG      poison outputs, reset inout buffers, run, compare every output
+ *                                 element with the reference, then time
+ *   retime ROUNDS (CUBIN KERNEL CONFIG)...   time candidates interleaved, round by round
+ *   bw BYTES                      device-to-device copy bandwidth, GB/s (bytes read + written)
+ *   rate                          fp32 FMA rate, GFLOP/s (needs `check` first)
+ *   quit
+ *
+ * Replies: `ok ...numbers`, `check-failed MSG`, `faulted MSG` (the context is broken: the worker
+ * exits after saying so), `error MSG` (the command failed; the worker goes on).
+ *
+ * The parent side is a pool: jobs are shared among the workers, each has a watchdog; a worker
+ * that faults, dies or hangs is killed, its job recorded (KT_FAULTED, KT_TIMED_OUT), and a new
+ * worker is started for the next job, replaying the setup commands.
+ */
+#ifndef KT_WORKER_H
+#define KT_WORKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "result.h"
+#include "util.h"
+
+/* How to start a worker.  Strings are borrowed. */
+typedef struct kt_worker_opts {
+	const char *exe;               /* the kt executable */
+	const char *backend;           /* "cuda" (NULL) or "fake" */
+	const char *tmpl_path;
+	const char *const *types;      /* "T=half" choices the template was parsed with */
+	int ntypes;
+	const char *shape;             /* "rows=4096,hidden=4096" */
+	uint64_t seed;
+	double timeout_s;              /* watchdog per job; <= 0: 10 s */
+	double start_timeout_s;        /* for start and setup; <= 0: 120 s */
+	const char *log;               /* workers' stderr goes here (appended per start); NULL: inherit */
+} kt_worker_opts;
+
+typedef struct kt_job {
+	char *cmd;          /* the command line, without its newline (owned by the caller) */
+	kt_status status;   /* KT_OK, KT_CHECK_FAILED, KT_FAULTED or KT_TIMED_OUT */
+	char *reply;        /* the reply after its first field, e.g. "12.5\t0.3" (owned) */
+} kt_job;
+
+typedef struct kt_pool kt_pool;
+
+/* Starts one worker on each of gpus[0..ngpus).  NULL with err set when one cannot start. */
+kt_pool *kt_pool_new(const kt_worker_opts *o, const int *gpus, int ngpus, kt_err *err);
+/* Runs a setup command on every worker, now and whenever one is restarted.  Its reply must be ok;
+ * the reply of the first worker is returned in *reply (owned by the pool; may be NULL). */
+int kt_pool_setup(kt_pool *p, const char *cmd, const char **reply, kt_err *err);
+/* Runs jobs (shared among the workers).  -1 only when no worker can be (re)started. */
+int kt_pool_run(kt_pool *p, kt_job *jobs, size_t n, kt_err *err);
+/* Workers restarted so far (after faults and timeouts). */
+int kt_pool_restarts(const kt_pool *p);
+void kt_pool_free(kt_pool *p);
+void kt_job_clear(kt_job *j);
+
+/* The `kt worker` subcommand (in cmd.h too). */
+int kt_cmd_worker(int argc, char **argv);
+
+#endif

@@ -10,5 +10,7 @@ int kt_cmd_cache(int argc, char **argv);
 int kt_cmd_check(int argc, char **argv);
 int kt_cmd_space(int argc, char **argv);
 int kt_cmd_generate(int argc, char **argv);
+int kt_cmd_tune(int argc, char **argv);
+int kt_cmd_worker(int argc, char **argv);
 
 #endif

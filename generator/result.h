@@ -51,6 +51,8 @@ typedef struct kt_tune_result {
 	long budget;          /* evaluations allowed */
 	double seconds;       /* wall time of the tuning */
 	char driver[32], runtime[32];
+	double reference_us;  /* the reference kernel's median time; 0 when not measured */
+	double default_us;    /* the default configuration's median time; 0 when it did not pass */
 } kt_tune_result;
 
 void kt_tune_result_free(kt_tune_result *r);

@@ -26,6 +26,7 @@ struct kt_cache {
 	char *dir[KT_NTIERS]; /* directory tiers; dir[KT_TIER_REMOTE] stays NULL */
 	char *remote_url;
 	kt_remote *remote;    /* NULL when none or switched off */
+	int gpu_put;          /* this run uploaded its GPU's identity to the remote */
 	int read_only;
 	char *retune;
 	void (*warn)(void *ctx, const char *msg);
@@ -167,16 +168,16 @@ kt_cache *kt_cache_open(const kt_cache_opts *o, kt_err *err)
 		c->dir[KT_TIER_PROJECT] = kt_xstrdup(o->project_dir);
 	const char *url = o->remote ? o->remote : getenv("KT_REMOTE_CACHE");
 	c->read_only = o->read_only;
-	c->retune = o->retune ? kt_xstrdup(o->retune) : NULL;
+	c->retune = o->retune ? kt_xstrdup(o->retune[0] ? o->retune : "*") : NULL;
 	c->warn = o->warn;
 	c->warn_ctx = o->warn_ctx;
 	if (url && *url) {
+		/* A remote that cannot be used is reported and left out; it never fails a build. */
+		kt_err why = {0};
 		c->remote_url = kt_xstrdup(url);
-		c->remote = kt_remote_open(url, err);
-		if (!c->remote) {
-			kt_cache_close(c, NULL);
-			return NULL;
-		}
+		c->remote = kt_remote_open(url, &why);
+		if (!c->remote)
+			warn(c, "%s; the remote cache is not used", why.msg);
 	}
 	return c;
 }
@@ -338,7 +339,9 @@ static int lookup_remote(kt_cache *c, const kt_key *k, const kt_tmpl *t, const i
 			 kt_buf *text)
 {
 	kt_err why = {0};
-	int rc = kt_remote_get(c->remote, k->hex, text, &why);
+	char name[KT_KEY_HEX + 8];
+	snprintf(name, sizeof name, "%s.json", k->hex);
+	int rc = kt_remote_get(c->remote, name, text, &why);
 	if (rc < 0) {
 		remote_failed(c, why.msg);
 		return 0;
@@ -394,6 +397,26 @@ static void store_pause(void *ctx)
 		;
 }
 
+/* Uploads a record, and once per run the GPU's identity (for kt_cache_find_gpu elsewhere). */
+static void store_remote(kt_cache *c, const kt_key *k, const kt_gpu_id *gpu, const char *text, size_t len)
+{
+	kt_err why = {0};
+	kt_buf name = {0};
+	kt_buf_printf(&name, "%s.json", k->hex);
+	int rc = kt_remote_put(c->remote, name.data, text, len, &why);
+	if (rc == 0 && gpu && !c->gpu_put) {
+		char *doc = kt_record_gpu_json(gpu);
+		kt_buf_reset(&name);
+		kt_buf_printf(&name, "gpu/%s.json", gpu->name);
+		rc = kt_remote_put(c->remote, name.data, doc, strlen(doc), &why);
+		c->gpu_put = rc == 0;
+		free(doc);
+	}
+	if (rc != 0)
+		remote_failed(c, why.msg);
+	kt_buf_free(&name);
+}
+
 int kt_cache_store(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
 		   const kt_tune_result *r, kt_err *err)
 {
@@ -411,9 +434,8 @@ int kt_cache_store(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t
 		rc = kt_write_atomic_cb(path, text, len, ms > 0 ? store_pause : NULL, &ms, err);
 	if (rc == 0)
 		c->stats.stores++;
-	kt_err why = {0};
-	if (rc == 0 && c->remote && kt_remote_put(c->remote, k->hex, text, len, &why) != 0)
-		remote_failed(c, why.msg);
+	if (rc == 0 && c->remote)
+		store_remote(c, k, gpu, text, len);
 	free(dir);
 	free(path);
 	free(text);
@@ -449,13 +471,37 @@ static int visit_gpu(void *ctx, const char *path, const char *key)
 	return 0;
 }
 
+/* The identity the remote keeps for a GPU name (uploaded with that GPU's records). */
+static int find_gpu_remote(kt_cache *c, const char *name, kt_gpu_id *out)
+{
+	kt_buf path = {0}, text = {0};
+	kt_err why = {0};
+	kt_buf_printf(&path, "gpu/%s.json", name);
+	int rc = kt_remote_get(c->remote, path.data, &text, &why);
+	if (rc > 0 && kt_record_gpu_read(text.data, text.len, name, out, &why) != 0) {
+		kt_buf msg = {0};
+		kt_buf_printf(&msg, "the identity of GPU '%s' is unusable: %s", name, why.msg);
+		remote_failed(c, msg.data);
+		kt_buf_free(&msg);
+		rc = 0;
+	} else if (rc < 0) {
+		remote_failed(c, why.msg);
+		rc = 0;
+	}
+	kt_buf_free(&path);
+	kt_buf_free(&text);
+	return rc;
+}
+
 int kt_cache_find_gpu(kt_cache *c, const char *name, kt_gpu_id *out)
 {
 	struct gpu_search s = {.name = name};
 	for (int i = 0; i < KT_NTIERS; i++)
 		if (c->dir[i])
 			kt_cache_each(c->dir[i], visit_gpu, &s);
-	if (s.found)
+	if (s.found) {
 		*out = s.best;
-	return s.found;
+		return 1;
+	}
+	return c->remote ? find_gpu_remote(c, name, out) : 0;
 }

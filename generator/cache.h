@@ -8,7 +8,7 @@
  * format version sits beside it untouched.  A hit below the user tier is copied up.  A record that
  * cannot be read, or does not match what the lookup expects, is a miss and a warning, never a
  * wrong hit; the next store replaces it.  The remote, on its first failure, is reported once and
- * switched off for the rest of the run.  Writes are atomic (temporary file, fsync, rename), so
+ * switched off for the rest of the run; so is a remote URL that is not http(s).  Writes are atomic (temporary file, fsync, rename), so
  * concurrent writers of one key leave one whole record.
  *
  * Warnings go to the opts' warn callback (the command prints them); errors fill a kt_err.
@@ -33,7 +33,7 @@ typedef struct kt_cache_opts {
 	const char *project_dir; /* the project's cache/, or NULL */
 	const char *remote;      /* URL; NULL: $KT_REMOTE_CACHE; "": none */
 	int read_only;           /* look up only: no copy-up, no store, no statistics */
-	const char *retune;      /* NULL: use hits; else an fnmatch pattern on kernel names ("*": all) */
+	const char *retune;      /* NULL: use hits; else an fnmatch pattern on kernel names ("" or "*": all) */
 	void (*warn)(void *ctx, const char *msg); /* NULL: warnings are dropped */
 	void *warn_ctx;
 } kt_cache_opts;
@@ -71,7 +71,8 @@ int kt_cache_store(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t
 		   const kt_tune_result *r, kt_err *err);
 
 /* The identity of the GPU named name, from a record of that GPU in the user or project tier
- * (the newest one).  1 when found, 0 when no record names it. */
+ * (the newest one), else from the identity the remote keeps beside that GPU's records.
+ * 1 when found, 0 when nothing names it. */
 int kt_cache_find_gpu(kt_cache *c, const char *name, kt_gpu_id *out);
 
 const char *kt_cache_dir(const kt_cache *c, kt_tier tier); /* NULL for the remote or a tier not set */

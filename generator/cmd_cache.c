@@ -210,8 +210,10 @@ static int cmd_show(int argc, char **argv)
 	}
 	kt_remote *remote = kt_cache_remote(cache);
 	if (remote) {
-		char *url = kt_remote_url(remote, pos[0]);
-		int got = shown.len ? kt_remote_head(remote, pos[0], &err) : kt_remote_get(remote, pos[0], &text, &err);
+		char name[KT_KEY_HEX + 8];
+		snprintf(name, sizeof name, "%s.json", pos[0]);
+		char *url = kt_remote_url(remote, name);
+		int got = shown.len ? kt_remote_head(remote, name, &err) : kt_remote_get(remote, name, &text, &err);
 		if (got < 0)
 			fprintf(stderr, "kt: warning: %s\n", err.msg);
 		else if (got > 0)
@@ -496,7 +498,7 @@ static int cmd_gc(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	kt_err err = {0};
-	long long limit;
+	long long limit = 0;
 	if (!max) {
 		kt_fail(&err, "--max-size is required");
 		return fail(&err);

@@ -364,6 +364,51 @@ int kt_record_match(const kt_record *r, const kt_key *expect, const kt_tmpl *t, 
 	return 0;
 }
 
+char *kt_record_gpu_json(const kt_gpu_id *gpu)
+{
+	cJSON *doc = cJSON_CreateObject(), *g;
+	cJSON_AddNumberToObject(doc, "format", KT_KEY_FORMAT);
+	cJSON_AddItemToObject(doc, "gpu", g = cJSON_CreateObject());
+	char cc[32];
+	snprintf(cc, sizeof cc, "%d.%d", gpu->cc_major, gpu->cc_minor);
+	cJSON_AddStringToObject(g, "name", gpu->name);
+	cJSON_AddStringToObject(g, "cc", cc);
+	cJSON_AddNumberToObject(g, "sms", gpu->sms);
+	cJSON_AddNumberToObject(g, "l2_bytes", (double)gpu->l2_bytes);
+	cJSON_AddNumberToObject(g, "smem_optin", (double)gpu->smem_optin);
+	char *text = cJSON_Print(doc);
+	cJSON_Delete(doc);
+	if (!text)
+		kt_oom();
+	return text;
+}
+
+int kt_record_gpu_read(const char *text, size_t len, const char *name, kt_gpu_id *out, kt_err *err)
+{
+	cJSON *doc = cJSON_ParseWithLength(text, len);
+	const cJSON *g = cJSON_GetObjectItemCaseSensitive(doc, "gpu");
+	const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(doc, "format");
+	const char *gname = str_item(g, "name"), *cc = str_item(g, "cc");
+	int rc = 0;
+	memset(out, 0, sizeof *out);
+	if (!doc)
+		rc = kt_fail(err, "not valid JSON (truncated or corrupt)");
+	else if (!cJSON_IsNumber(fmt) || fmt->valueint != KT_KEY_FORMAT)
+		rc = kt_fail(err, "not a GPU identity of format %d", KT_KEY_FORMAT);
+	else if (!gname || strcmp(gname, name) != 0 || !cc || sscanf(cc, "%d.%d", &out->cc_major, &out->cc_minor) != 2)
+		rc = kt_fail(err, "not the identity of GPU '%s'", name);
+	else {
+		snprintf(out->name, sizeof out->name, "%s", gname);
+		out->sms = (int)num_item(g, "sms", 0);
+		out->l2_bytes = (int64_t)num_item(g, "l2_bytes", 0);
+		out->smem_optin = (int64_t)num_item(g, "smem_optin", 0);
+		if (out->sms <= 0)
+			rc = kt_fail(err, "the identity of GPU '%s' has no SM count", name);
+	}
+	cJSON_Delete(doc);
+	return rc;
+}
+
 void kt_record_config_text(const kt_record *r, kt_buf *out)
 {
 	const cJSON *it, *conf = cJSON_GetObjectItemCaseSensitive(r->doc, "config");

@@ -43,10 +43,17 @@ void kt_remote_close(kt_remote *r)
 	curl_global_cleanup();
 }
 
-char *kt_remote_url(const kt_remote *r, const char *key)
+char *kt_remote_url(const kt_remote *r, const char *name)
 {
+	static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/";
 	kt_buf b = {0};
-	kt_buf_printf(&b, "%s/v%d/%s.json", r->base, KT_KEY_FORMAT, key);
+	kt_buf_printf(&b, "%s/v%d/", r->base, KT_KEY_FORMAT);
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+		if (strchr(safe, *p))
+			kt_buf_putc(&b, (char)*p);
+		else
+			kt_buf_printf(&b, "%%%02X", *p);
+	}
 	return kt_buf_detach(&b);
 }
 
@@ -106,10 +113,10 @@ static int perform(kt_remote *r, const char *method, const char *url, long *stat
 }
 
 /* GET or HEAD: 1 found, 0 absent, -1 failure. */
-static int fetch(kt_remote *r, const char *key, kt_buf *body, kt_err *err)
+static int fetch(kt_remote *r, const char *name, kt_buf *body, kt_err *err)
 {
 	const char *method = body ? "GET" : "HEAD";
-	char *url = kt_remote_url(r, key);
+	char *url = kt_remote_url(r, name);
 	prepare(r, url);
 	if (body) {
 		curl_easy_setopt(r->curl, CURLOPT_WRITEFUNCTION, on_body);
@@ -127,20 +134,20 @@ static int fetch(kt_remote *r, const char *key, kt_buf *body, kt_err *err)
 	return rc;
 }
 
-int kt_remote_get(kt_remote *r, const char *key, kt_buf *body, kt_err *err)
+int kt_remote_get(kt_remote *r, const char *name, kt_buf *body, kt_err *err)
 {
 	kt_buf_reset(body);
-	int rc = fetch(r, key, body, err);
+	int rc = fetch(r, name, body, err);
 	if (rc == 1 && !body->data)
 		kt_buf_add(body, "", 0);
 	return rc;
 }
 
-int kt_remote_head(kt_remote *r, const char *key, kt_err *err) { return fetch(r, key, NULL, err); }
+int kt_remote_head(kt_remote *r, const char *name, kt_err *err) { return fetch(r, name, NULL, err); }
 
-int kt_remote_put(kt_remote *r, const char *key, const char *data, size_t len, kt_err *err)
+int kt_remote_put(kt_remote *r, const char *name, const char *data, size_t len, kt_err *err)
 {
-	char *url = kt_remote_url(r, key);
+	char *url = kt_remote_url(r, name);
 	struct upload u = {data, len};
 	prepare(r, url);
 	curl_easy_setopt(r->curl, CURLOPT_UPLOAD, 1L);

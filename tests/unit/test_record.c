@@ -1,0 +1,255 @@
+/* test_record.c - records: a round trip keeps the configuration; every kind of bad record is
+ * refused with a reason (truncated, corrupt, another format, tampered fields, another key,
+ * values outside the declared space, a configuration that breaks a constraint). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "check.h"
+#include "record.h"
+
+static const char src[] =
+	"// @kt kernel    scale\n"
+	"// @kt shape     n\n"
+	"// @kt param     BLOCK in 64, 128, 256 default 128\n"
+	"// @kt param     VEC in 1, 2, 4 default 2\n"
+	"// @kt param     ALGO in plain, unrolled default plain\n"
+	"// @kt param     FAST bool default false\n"
+	"// @kt require   n % (BLOCK * VEC) == 0\n"
+	"// @kt arg       out float[n] out\n"
+	"// @kt arg       x   float[n] in\n"
+	"// @kt arg       n   int = n\n"
+	"// @kt grid      cdiv(n, BLOCK * VEC)\n"
+	"// @kt block     BLOCK\n"
+	"// @kt bytes     8 * n\n"
+	"extern \"C\" __global__ void scale(float* out, const float* x, int n) { }\n";
+
+static kt_tmpl *t;
+static int64_t shape[1] = {1536};
+static const kt_gpu_id gpu = {"NVIDIA H200", 9, 0, 132, 52428800, 232448};
+
+static void add_eval(kt_tune_result *r, const uint16_t *cfg, kt_status st, double us, const char *msg)
+{
+	r->evals = kt_xrealloc(r->evals, (r->nevals + 1) * sizeof *r->evals);
+	kt_eval *e = &r->evals[r->nevals++];
+	memset(e, 0, sizeof *e);
+	e->cfg = kt_xmalloc((size_t)t->nparams * sizeof *e->cfg);
+	memcpy(e->cfg, cfg, (size_t)t->nparams * sizeof *e->cfg);
+	e->status = st;
+	e->median_us = us;
+	e->spread_us = us / 100;
+	e->regs = st == KT_OK ? 32 : -1;
+	e->smem_static = e->local_bytes = -1;
+	e->msg = msg ? kt_xstrdup(msg) : NULL;
+}
+
+static void make_result(kt_tune_result *r)
+{
+	memset(r, 0, sizeof *r);
+	r->nparams = t->nparams;
+	add_eval(r, (uint16_t[]){1, 1, 0, 0}, KT_OK, 5.0, NULL);
+	add_eval(r, (uint16_t[]){1, 2, 1, 1}, KT_OK, 3.25, NULL);
+	add_eval(r, (uint16_t[]){0, 2, 1, 0}, KT_CHECK_FAILED, 0, "out[7]: 1.5 vs 1.25");
+	add_eval(r, (uint16_t[]){0, 0, 0, 0}, KT_TIMED_OUT, 0, NULL);
+	r->best = 1;
+	r->floor_us = 2.5;
+	r->bw_gbs = 4000;
+	snprintf(r->strategy, sizeof r->strategy, "exhaustive");
+	r->seed = 18446744073709551615ULL;
+	r->budget = 100;
+	r->seconds = 1.5;
+	snprintf(r->driver, sizeof r->driver, "13.0");
+	snprintf(r->runtime, sizeof r->runtime, "13.0");
+}
+
+static void make_key(kt_key *k, const char *flags)
+{
+	kt_key_input in = {t, shape, &gpu, "Cuda compilation tools, release 13.0, V13.0.88", "90", flags};
+	kt_err err = {0};
+	CHECK(kt_key_make(&in, k, &err) == 0);
+}
+
+/* Reads and matches text against k; returns 0 or -1 and leaves the reason in err. */
+static int read_match(const char *text, const kt_key *k, uint16_t *cfg, kt_err *err)
+{
+	kt_record r;
+	int rc = kt_record_read(text, strlen(text), &r, err);
+	if (rc == 0)
+		rc = kt_record_match(&r, k, t, shape, cfg, err);
+	kt_record_free(&r);
+	return rc;
+}
+
+static void expect_refused(const char *what, const char *text, const kt_key *k, const char *why)
+{
+	kt_err err = {0};
+	uint16_t cfg[8];
+	int rc = read_match(text, k, cfg, &err);
+	CHECK(rc == -1);
+	if (rc == 0 || !strstr(err.msg, why)) {
+		check_failed++;
+		fprintf(stderr, "%s: got '%s', want a reason containing '%s'\n", what, err.msg, why);
+	}
+}
+
+/* The record text with doc changed by edit. */
+static char *edited(const char *text, void (*edit)(cJSON *doc))
+{
+	cJSON *doc = cJSON_Parse(text);
+	edit(doc);
+	char *out = cJSON_Print(doc);
+	cJSON_Delete(doc);
+	return out;
+}
+
+static void set_format2(cJSON *d) { cJSON_SetNumberValue(cJSON_GetObjectItem(d, "format"), 2); }
+static void set_block96(cJSON *d) { cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "config"), "BLOCK"), 96); }
+static void set_block256(cJSON *d) { cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "config"), "BLOCK"), 256); }
+static void set_algo_fancy(cJSON *d)
+{
+	cJSON *c = cJSON_GetObjectItem(d, "config");
+	cJSON_ReplaceItemInObject(c, "ALGO", cJSON_CreateString("fancy"));
+}
+static void drop_vec(cJSON *d) { cJSON_DeleteItemFromObject(cJSON_GetObjectItem(d, "config"), "VEC"); }
+static void add_extra(cJSON *d) { cJSON_AddNumberToObject(cJSON_GetObjectItem(d, "config"), "UNROLL", 4); }
+static void fast_as_number(cJSON *d) { cJSON_ReplaceItemInObject(cJSON_GetObjectItem(d, "config"), "FAST", cJSON_CreateNumber(1)); }
+static void tamper_sms(cJSON *d) { cJSON_ReplaceItemInObject(cJSON_GetObjectItem(d, "fields"), "gpu.sms", cJSON_CreateString("144")); }
+static void code_in_config(cJSON *d) { cJSON_ReplaceItemInObject(cJSON_GetObjectItem(d, "config"), "ALGO", cJSON_CreateString("plain); system(\"x\"")); }
+
+static void test_round_trip(void)
+{
+	kt_tune_result r;
+	make_result(&r);
+	kt_key k = {0};
+	make_key(&k, "-O3 --use_fast_math");
+	kt_err err = {0};
+	char *text = kt_record_json(&k, t, shape, &gpu, &r, &err);
+	CHECK(text != NULL);
+	uint16_t cfg[8] = {0};
+	CHECK(read_match(text, &k, cfg, &err) == 0);
+	CHECK_INT(cfg[0], 1);
+	CHECK_INT(cfg[1], 2);
+	CHECK_INT(cfg[2], 1);
+	CHECK_INT(cfg[3], 1);
+
+	kt_record rec;
+	CHECK(kt_record_read(text, strlen(text), &rec, &err) == 0);
+	CHECK_STR(rec.key, k.hex);
+	CHECK_STR(rec.kernel, "scale");
+	CHECK_STR(rec.shape, "n=1536");
+	CHECK_STR(rec.gpu.name, "NVIDIA H200");
+	CHECK_INT(rec.gpu.sms, 132);
+	CHECK_INT(rec.gpu.l2_bytes, 52428800);
+	CHECK_INT(rec.gpu.smem_optin, 232448);
+	CHECK_INT(rec.gpu.cc_major, 9);
+	CHECK(rec.time_us == 3.25);
+	CHECK_STR(kt_buf_str(&rec.fields), kt_buf_str(&k.fields));
+	kt_buf conf = {0};
+	kt_record_config_text(&rec, &conf);
+	CHECK_STR(kt_buf_str(&conf), "BLOCK=128,VEC=4,ALGO=unrolled,FAST=true");
+	kt_buf_free(&conf);
+	/* What the issue asks a record to hold. */
+	const cJSON *d = rec.doc;
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(d, "evaluated")) == 4);
+	CHECK_STR(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "evaluated"), 2), "status")->valuestring,
+		  "check-failed");
+	CHECK_STR(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "evaluated"), 3), "status")->valuestring,
+		  "timed-out");
+	CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "search"), "strategy")->valuestring, "exhaustive");
+	CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "search"), "seed")->valuestring, "18446744073709551615");
+	CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "roofline"), "floor_us")->valuedouble == 2.5);
+	CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "roofline"), "bytes")->valuedouble == 8 * 1536);
+	CHECK(cJSON_GetObjectItem(d, "spread_us")->valuedouble == 0.0325);
+	CHECK_STR(cJSON_GetObjectItem(d, "tool")->valuestring, "kt " KT_VERSION);
+	CHECK_STR(cJSON_GetObjectItem(d, "driver")->valuestring, "13.0");
+	CHECK(strlen(cJSON_GetObjectItem(d, "date")->valuestring) == 20);
+	kt_record_free(&rec);
+
+	/* Every way of being wrong is refused, with a reason. */
+	char *bad;
+	size_t len = strlen(text);
+	bad = kt_xstrdup(text);
+	bad[len / 2] = '\0';
+	expect_refused("truncated", bad, &k, "not valid JSON");
+	free(bad);
+	expect_refused("empty", "", &k, "not valid JSON");
+	expect_refused("garbage", "<html>502 Bad Gateway</html>", &k, "not valid JSON");
+	expect_refused("an array", "[1, 2]", &k, "not a JSON object");
+	struct {
+		const char *what;
+		void (*edit)(cJSON *);
+		const char *why;
+	} cases[] = {
+		{"another format", set_format2, "record format 2"},
+		{"an undeclared value", set_block96, "BLOCK=96 is not a declared value"},
+		{"a constraint broken at the shape", set_block256, "violates a constraint"},
+		{"an undeclared choice", set_algo_fancy, "ALGO=\"fancy\" is not a declared value"},
+		{"a missing parameter", drop_vec, "no value for VEC"},
+		{"an extra parameter", add_extra, "sets UNROLL, which the template does not declare"},
+		{"a bool as a number", fast_as_number, "FAST=1 is not a declared value"},
+		{"a tampered field", tamper_sms, "hash to"},
+		{"code in a value", code_in_config, "is not a declared value"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		bad = edited(text, cases[i].edit);
+		expect_refused(cases[i].what, bad, &k, cases[i].why);
+		free(bad);
+	}
+	/* A whole record of another key (other flags) is never a hit for this one. */
+	kt_key other = {0};
+	make_key(&other, "-O2");
+	expect_refused("another key", text, &other, "is for key");
+	kt_key_free(&other);
+	free(text);
+
+	/* Nothing passed: nothing to store. */
+	r.best = -1;
+	CHECK(kt_record_json(&k, t, shape, &gpu, &r, &err) == NULL);
+	CHECK(strstr(err.msg, "nothing to store") != NULL);
+	kt_key_free(&k);
+	kt_tune_result_free(&r);
+}
+
+/* A record whose fields differ from the expected ones (same key text forged into another key's
+ * file) names the first field that differs. */
+static void test_field_mismatch(void)
+{
+	kt_tune_result r;
+	make_result(&r);
+	kt_key a = {0}, b = {0};
+	make_key(&a, "-O3");
+	make_key(&b, "-O2");
+	kt_err err = {0};
+	char *text = kt_record_json(&a, t, shape, &gpu, &r, &err);
+	kt_record rec;
+	CHECK(kt_record_read(text, strlen(text), &rec, &err) == 0);
+	/* Pretend the lookup expected b's fields under a's key. */
+	snprintf(b.hex, sizeof b.hex, "%s", a.hex);
+	uint16_t cfg[8];
+	CHECK(kt_record_match(&rec, &b, t, shape, cfg, &err) == -1);
+	CHECK(strstr(err.msg, "field flags is '-O3' in the record, '-O2' expected") != NULL);
+	kt_record_free(&rec);
+	free(text);
+	kt_key_free(&a);
+	kt_key_free(&b);
+	kt_tune_result_free(&r);
+}
+
+int main(void)
+{
+	kt_buf diags = {0};
+	kt_err err = {0};
+	t = kt_tmpl_parse_text("scale.cu.tmpl", src, sizeof src - 1, NULL, &diags, &err);
+	if (!t) {
+		fprintf(stderr, "%s%s\n", kt_buf_str(&diags), err.msg);
+		return 1;
+	}
+	test_round_trip();
+	test_field_mismatch();
+	kt_tmpl_free(t);
+	kt_buf_free(&diags);
+	return check_done();
+}

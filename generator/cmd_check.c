@@ -1,0 +1,93 @@
+/* cmd_check.c - `kt check`: validate a template; count combinations and, per shape, the
+ * feasible configurations, and check that the default configuration fits every shape. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cmd.h"
+#include "opt.h"
+#include "space.h"
+#include "tmpl.h"
+
+static const char usage[] = "kt check TEMPLATE [--shape SPEC]... [--type T=x]...";
+static const char about[] =
+	"Parses the template and reports its parameters, constraints and number of combinations;\n"
+	"for each --shape, the number of feasible configurations and whether the default fits.\n"
+	"Exit status 1 when the template is invalid, or when a shape has no feasible configuration\n"
+	"or the default violates a constraint there (kt generate would refuse it).";
+
+/* Checks one shape; prints its line.  0 when fine, -1 with err for a bad shape. */
+static int check_shape(const kt_tmpl *t, const char *spec, kt_err *err)
+{
+	int64_t shape[KT_MAX_SLOTS];
+	kt_err e = {0};
+	if (kt_tmpl_parse_shape(t, spec, shape, &e) != 0)
+		return kt_fail(err, "--shape '%s': %s", spec, e.msg);
+	long long n = kt_space_walk(t, shape, NULL, NULL, err);
+	if (n < 0)
+		return -1;
+	uint16_t def[KT_MAX_SLOTS];
+	kt_val env[KT_MAX_SLOTS];
+	kt_tmpl_default_config(t, def);
+	kt_tmpl_env(t, shape, def, env);
+	int r = kt_tmpl_violated(t, env);
+	kt_buf sh = {0}, cf = {0};
+	kt_tmpl_format_shape(t, shape, &sh);
+	kt_tmpl_format_config(t, def, &cf);
+	printf("shape %s: %lld feasible configuration%s; default (%s) %s\n", kt_buf_str(&sh), n, n == 1 ? "" : "s",
+	       kt_buf_str(&cf), r < 0 ? "is feasible" : "violates a constraint");
+	int rc = 0;
+	if (n == 0)
+		rc = kt_fail(err, "shape %s: no configuration satisfies the constraints", kt_buf_str(&sh));
+	else if (r >= 0)
+		rc = kt_fail(err, "%s:%d:%d: the default configuration violates '%s' at shape %s", t->path,
+			     t->req_loc[r].line, t->req_loc[r].col, t->req_text[r], kt_buf_str(&sh));
+	kt_buf_free(&sh);
+	kt_buf_free(&cf);
+	return rc;
+}
+
+static void print_summary(const kt_tmpl *t)
+{
+	printf("%s: kernel %s: %d shape symbol%s, %d parameter%s, %d type symbol%s, %d constraint%s, %.0f combinations\n",
+	       t->path, t->kernel, t->nshapes, t->nshapes == 1 ? "" : "s", t->nparams, t->nparams == 1 ? "" : "s",
+	       t->ntypes, t->ntypes == 1 ? "" : "s", t->nreq, t->nreq == 1 ? "" : "s", kt_space_combinations(t));
+}
+
+int kt_cmd_check(int argc, char **argv)
+{
+	kt_strlist shapes = {0}, types = {0};
+	const kt_opt opts[] = {
+		{"shape", KT_OPT_LIST, &shapes, "SPEC", "a shape to check, e.g. rows=4096,hidden=4096 (repeatable)"},
+		{"type", KT_OPT_LIST, &types, "T=x", "choose a type symbol, e.g. T=bfloat16 (repeatable)"},
+		{0},
+	};
+	const char *pos[1];
+	int npos, rc;
+	kt_err err = {0};
+	kt_buf diags = {0};
+	kt_tmpl *t = NULL;
+	rc = kt_opt_parse(opts, argc, argv, pos, 1, &npos, &err);
+	if (rc == KT_OPT_HELP) {
+		kt_opt_usage(stdout, usage, about, opts);
+		rc = KT_EXIT_OK;
+		goto out;
+	}
+	if (rc == 0 && npos != 1)
+		rc = kt_fail(&err, "no template given (usage: %s)", usage);
+	if (rc == 0) {
+		kt_tmpl_opts to = {.types = types.v, .ntypes = types.n};
+		t = kt_tmpl_parse(pos[0], &to, &diags, &err);
+		rc = t ? 0 : -1;
+	}
+	if (rc == 0)
+		print_summary(t);
+	for (int i = 0; rc == 0 && i < shapes.n; i++)
+		rc = check_shape(t, shapes.v[i], &err);
+	rc = rc == 0 ? KT_EXIT_OK : kt_opt_fail("check", &diags, &err);
+out:
+	kt_tmpl_free(t);
+	kt_buf_free(&diags);
+	kt_strlist_free(&shapes);
+	kt_strlist_free(&types);
+	return rc;
+}

@@ -1,0 +1,308 @@
+/* generate.c - `kt generate` as a library call (see generate.h).
+ *
+ * One run holds a `gen`: the parsed template, the shapes, and per shape the chosen
+ * configuration and where it came from.  The decision for one shape is made in choose_config()
+ * alone; everything before it validates input, everything after it only writes.
+ */
+#include "generate.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache.h"
+#include "emit.h"
+#include "space.h"
+#include "tmpl.h"
+
+typedef struct gen {
+	const kt_generate_opts *o;
+	kt_tmpl *t;
+	int n;                /* shapes */
+	int64_t *shapes;      /* n * t->nshapes */
+	uint16_t *cfgs;       /* n * t->nparams: the chosen configurations */
+	uint16_t *forced;     /* n * t->nparams: configurations forced with --config */
+	int *is_forced;       /* per shape */
+	const char **origin;  /* per shape: "default", "cache:<tier>", "tuned", "forced" */
+	char **key;           /* per shape: the cache key, or NULL */
+	int noted_default;    /* the "using the template defaults" note was given */
+	kt_cache *cache;      /* open when a GPU identity is known (keys can be made); else NULL */
+	kt_gpu_id gpu;        /* the target GPU's identity, a key field */
+	kt_buf compiler;      /* the compiler's identity, a key field */
+	kt_buf missing;       /* --require-hit: one line per shape that missed */
+	int nmissing;
+} gen;
+
+static int64_t *shape_at(const gen *g, int i) { return g->shapes + (size_t)i * (size_t)g->t->nshapes; }
+static uint16_t *cfg_at(uint16_t *base, const gen *g, int i) { return base + (size_t)i * (size_t)g->t->nparams; }
+
+static void note(gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Passes a note to the caller (the command prints it), unless quiet. */
+static void note(gen *g, const char *fmt, ...)
+{
+	if (g->o->quiet || !g->o->note)
+		return;
+	kt_buf b = {0};
+	va_list ap;
+	va_start(ap, fmt);
+	kt_buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	g->o->note(g->o->note_ctx, b.data);
+	kt_buf_free(&b);
+}
+
+int kt_generate_parse_force(const char *spec, int nshapes, int *index, const char **cfgtext, kt_err *err)
+{
+	const char *colon = strchr(spec, ':');
+	int64_t i;
+	if (!colon || kt_parse_i64(spec, (size_t)(colon - spec), &i) != 0)
+		return kt_fail(err, "--config '%s': expected SHAPE_INDEX:PARAM=VALUE,...", spec);
+	if (i < 0 || i >= nshapes)
+		return kt_fail(err, "--config '%s': shape index %lld is out of range (%d shape%s given)", spec,
+			       (long long)i, nshapes, nshapes == 1 ? "" : "s");
+	*index = (int)i;
+	*cfgtext = colon + 1;
+	return 0;
+}
+
+/* ---- input ---------------------------------------------------------------------------- */
+
+static int parse_shapes(gen *g, kt_err *err)
+{
+	const kt_tmpl *t = g->t;
+	/* A template without shape symbols has one shape, the empty one. */
+	g->n = g->o->nshapes > 0 ? g->o->nshapes : (t->nshapes == 0 ? 1 : 0);
+	size_t ns = (size_t)(t->nshapes ? t->nshapes : 1), np = (size_t)(t->nparams ? t->nparams : 1);
+	g->shapes = kt_xcalloc((size_t)g->n + 1, ns * sizeof *g->shapes);
+	g->cfgs = kt_xcalloc((size_t)g->n + 1, np * sizeof *g->cfgs);
+	g->forced = kt_xcalloc((size_t)g->n + 1, np * sizeof *g->forced);
+	g->is_forced = kt_xcalloc((size_t)g->n + 1, sizeof *g->is_forced);
+	g->origin = kt_xcalloc((size_t)g->n + 1, sizeof *g->origin);
+	g->key = kt_xcalloc((size_t)g->n + 1, sizeof *g->key);
+	for (int i = 0; i < g->o->nshapes; i++) {
+		kt_err e = {0};
+		if (kt_tmpl_parse_shape(t, g->o->shapes[i], shape_at(g, i), &e) != 0)
+			return kt_fail(err, "--shape '%s': %s", g->o->shapes[i], e.msg);
+	}
+	return 0;
+}
+
+static int parse_forced(gen *g, kt_err *err)
+{
+	for (int k = 0; k < g->o->nconfigs; k++) {
+		int i;
+		const char *text;
+		kt_err e = {0};
+		if (kt_generate_parse_force(g->o->configs[k], g->n, &i, &text, err) != 0)
+			return -1;
+		if (kt_tmpl_parse_config(g->t, text, cfg_at(g->forced, g, i), &e) != 0)
+			return kt_fail(err, "--config '%s': %s", g->o->configs[k], e.msg);
+		if (!kt_space_feasible(g->t, shape_at(g, i), cfg_at(g->forced, g, i)))
+			return kt_fail(err, "--config '%s': the configuration is not feasible at shape %s", g->o->configs[k],
+				       g->o->shapes[i]);
+		g->is_forced[i] = 1;
+	}
+	return 0;
+}
+
+/* The default configuration ships wherever nothing better is known: it must fit every shape. */
+static int check_defaults(gen *g, kt_err *err)
+{
+	const kt_tmpl *t = g->t;
+	uint16_t def[KT_MAX_SLOTS];
+	kt_tmpl_default_config(t, def);
+	for (int i = 0; i < g->n; i++) {
+		kt_val env[KT_MAX_SLOTS];
+		kt_tmpl_env(t, shape_at(g, i), def, env);
+		int r = kt_tmpl_violated(t, env);
+		if (r < 0)
+			continue;
+		kt_buf sh = {0}, cf = {0};
+		kt_tmpl_format_shape(t, shape_at(g, i), &sh);
+		kt_tmpl_format_config(t, def, &cf);
+		kt_fail(err, "%s:%d:%d: the default configuration (%s) violates '%s' at shape %s; change the defaults or the shape",
+			t->path, t->req_loc[r].line, t->req_loc[r].col, kt_buf_str(&cf), t->req_text[r], kt_buf_str(&sh));
+		kt_buf_free(&sh);
+		kt_buf_free(&cf);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the cache ------------------------------------------------------------------------ */
+
+/* Cache warnings (a corrupt record, a failing remote) are shown even with --quiet. */
+static void cache_warning(void *ctx, const char *msg)
+{
+	const gen *g = ctx;
+	if (!g->o->note)
+		return;
+	kt_buf b = {0};
+	kt_buf_printf(&b, "kt: warning: %s", msg);
+	g->o->note(g->o->note_ctx, b.data);
+	kt_buf_free(&b);
+}
+
+/* Opens the cache when keys can be made: the target GPU's identity comes from the records of
+ * the GPU named by --gpu / KT_GPU (a machine without a GPU, e.g. CI).  No name: nothing to look up. */
+static int open_cache(gen *g, kt_err *err)
+{
+	const kt_generate_opts *o = g->o;
+	if (!o->gpu || !o->gpu[0])
+		return 0;
+	kt_cache_opts co = {.user_dir = o->cache_dir, .project_dir = o->project_cache, .remote = o->remote,
+			    .read_only = o->read_only, .retune = o->retune, .warn = cache_warning, .warn_ctx = g};
+	g->cache = kt_cache_open(&co, err);
+	if (!g->cache)
+		return -1;
+	if (!kt_cache_find_gpu(g->cache, o->gpu, &g->gpu)) {
+		kt_cache_close(g->cache, NULL);
+		g->cache = NULL;
+		if (o->require_hit)
+			return kt_fail(err, "--gpu '%s': no record in the user or project cache names this GPU, so its "
+				       "identity (and every key) is unknown; tune on that GPU and commit the records "
+				       "(kt cache promote)", o->gpu);
+		note(g, "kt: %s: no cached record names the GPU '%s': using the template defaults", o->name, o->gpu);
+		g->noted_default = 1;
+		return 0;
+	}
+	return kt_key_compiler(o->nvcc && o->nvcc[0] ? o->nvcc : "nvcc", kt_cache_dir(g->cache, KT_TIER_USER),
+			       !o->read_only, &g->compiler, err);
+}
+
+static const char *const cache_origin[KT_NTIERS] = {"cache:user", "cache:project", "cache:remote"};
+
+/* Looks shape i up and sets g->key[i].  1 on a hit (cfg and g->origin[i] filled), 0 on a miss. */
+static int cached_config(gen *g, int i, uint16_t *cfg, kt_err *err)
+{
+	kt_key k = {0};
+	kt_key_input in = {g->t, shape_at(g, i), &g->gpu, kt_buf_str(&g->compiler), g->o->arch ? g->o->arch : "",
+			   g->o->flags ? g->o->flags : ""};
+	if (kt_key_make(&in, &k, err) != 0)
+		return -1;
+	g->key[i] = kt_xstrdup(k.hex);
+	kt_tier tier;
+	int hit = kt_cache_lookup(g->cache, &k, g->t, shape_at(g, i), cfg, &tier);
+	if (hit)
+		g->origin[i] = cache_origin[tier];
+	kt_key_free(&k);
+	return hit;
+}
+
+/* --require-hit: remembers a miss; every miss is reported together after the last shape. */
+static void add_missing(gen *g, int i)
+{
+	kt_buf_printf(&g->missing, "\n  %s ", g->o->name);
+	kt_tmpl_format_shape(g->t, shape_at(g, i), &g->missing);
+	kt_buf_printf(&g->missing, "  key %s", g->key[i] ? g->key[i] : "(none: no GPU identity)");
+	g->nmissing++;
+}
+
+static int report_missing(gen *g, kt_err *err)
+{
+	const char *gpu = g->o->gpu && g->o->gpu[0] ? g->o->gpu : NULL;
+	return kt_fail(err,
+		       "cache miss with --require-hit (KT_REQUIRE_CACHE_HIT): %d of %d shape%s of %s %s no cached "
+		       "configuration%s%s%s:%s\ntune them on a machine with that GPU and commit the records "
+		       "(kt cache promote), or compare the key fields with kt cache explain",
+		       g->nmissing, g->n, g->n == 1 ? "" : "s", g->o->name, g->nmissing == 1 ? "has" : "have",
+		       gpu ? " for GPU '" : " (no GPU here and no --gpu/KT_GPU)", gpu ? gpu : "", gpu ? "'" : "",
+		       kt_buf_str(&g->missing));
+}
+
+/* ---- the decision --------------------------------------------------------------------- */
+
+/* Chooses the configuration of shape i: fills cfg, g->origin[i] and g->key[i].
+ * Order: forced by --config; else a cache hit; else (a miss) the template default, with a note
+ * once per kernel, or with --require-hit a miss remembered for the error after the last shape. */
+static int choose_config(gen *g, int i, uint16_t *cfg, kt_err *err)
+{
+	const kt_tmpl *t = g->t;
+	if (g->is_forced[i]) {
+		memcpy(cfg, cfg_at(g->forced, g, i), (size_t)t->nparams * sizeof *cfg);
+		g->origin[i] = "forced";
+		return 0;
+	}
+	int hit = g->cache ? cached_config(g, i, cfg, err) : 0;
+	if (hit != 0)
+		return hit < 0 ? -1 : 0;
+	if (g->o->require_hit)
+		add_missing(g, i);
+	kt_tmpl_default_config(t, cfg);
+	g->origin[i] = "default";
+	if (!g->noted_default && !g->o->require_hit) {
+		note(g, "kt: %s: no GPU and no cached configuration: using the template defaults", g->o->name);
+		g->noted_default = 1;
+	}
+	return 0;
+}
+
+/* ---- the run -------------------------------------------------------------------------- */
+
+static int check_opts(const kt_generate_opts *o, kt_err *err)
+{
+	if (!o->template_path || !o->template_path[0])
+		return kt_fail(err, "no template given (--template FILE)");
+	if (!o->name || !o->name[0])
+		return kt_fail(err, "no kernel name given (--name NAME)");
+	if (!kt_is_ident(o->name, strlen(o->name)))
+		return kt_fail(err, "--name '%s': not a C identifier (letters, digits and '_', not starting with a digit)",
+			       o->name);
+	if (!o->outdir || !o->outdir[0])
+		return kt_fail(err, "no output directory given (--out DIR)");
+	return 0;
+}
+
+static int emit_all(gen *g, kt_err *err)
+{
+	kt_choice *ch = kt_xcalloc((size_t)g->n + 1, sizeof *ch);
+	for (int i = 0; i < g->n; i++)
+		ch[i] = (kt_choice){shape_at(g, i), cfg_at(g->cfgs, g, i), g->origin[i], g->key[i]};
+	kt_emit_opts eo = {.name = g->o->name, .outdir = g->o->outdir, .nchoices = g->n, .choices = ch};
+	int rc = kt_emit(g->t, &eo, err);
+	free(ch);
+	return rc;
+}
+
+static void gen_free(gen *g)
+{
+	for (int i = 0; i < g->n; i++)
+		free(g->key[i]);
+	free(g->key);
+	free(g->origin);
+	free(g->is_forced);
+	free(g->forced);
+	free(g->cfgs);
+	free(g->shapes);
+	kt_tmpl_free(g->t);
+	kt_cache_close(g->cache, NULL); /* statistics are best effort: a failure to count fails nothing */
+	kt_buf_free(&g->compiler);
+	kt_buf_free(&g->missing);
+}
+
+int kt_generate(const kt_generate_opts *o, kt_buf *diags, kt_err *err)
+{
+	if (check_opts(o, err) != 0)
+		return -1;
+	kt_tmpl_opts to = {.types = o->types, .ntypes = o->ntypes};
+	gen g = {.o = o};
+	g.t = kt_tmpl_parse(o->template_path, &to, diags, err);
+	if (!g.t)
+		return -1;
+	int rc = parse_shapes(&g, err);
+	if (rc == 0)
+		rc = parse_forced(&g, err);
+	if (rc == 0)
+		rc = check_defaults(&g, err);
+	if (rc == 0)
+		rc = open_cache(&g, err);
+	for (int i = 0; rc == 0 && i < g.n; i++)
+		rc = choose_config(&g, i, cfg_at(g.cfgs, &g, i), err);
+	if (rc == 0 && g.nmissing)
+		rc = report_missing(&g, err);
+	if (rc == 0)
+		rc = emit_all(&g, err);
+	gen_free(&g);
+	return rc;
+}

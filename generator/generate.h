@@ -1,0 +1,48 @@
+/* generate.h - `kt generate`: from a template and its shapes to the emitted sources.
+ *
+ * The steps: parse the template and each shape; check that the template's default
+ * configuration is feasible at every shape (it is what ships when nothing better is known);
+ * choose a configuration per shape (forced by the caller, found in a cache, tuned on this GPU,
+ * or the default); emit (emit.h).  Nothing is written unless every step before emit succeeded.
+ */
+#ifndef KT_GENERATE_H
+#define KT_GENERATE_H
+
+#include "util.h"
+
+/* Every option of `kt generate`.  Strings are borrowed; NULL (or 0) means "not given". */
+typedef struct kt_generate_opts {
+	const char *template_path;
+	const char *name;            /* C identifier: the launcher is kt_<name> */
+	const char *outdir;
+	const char *const *shapes;   /* "rows=4096,hidden=4096", one per tuned shape */
+	int nshapes;
+	const char *const *types;    /* "T=bfloat16" */
+	int ntypes;
+	const char *const *configs;  /* "INDEX:BLOCK=128,VEC=4": force shape INDEX's configuration */
+	int nconfigs;
+
+	const char *arch;            /* "90" (compute capability digits) */
+	const char *nvcc;            /* path or name of nvcc */
+	const char *flags;           /* extra code-generation flags, one string */
+	const char *cache_dir;       /* the user's cache; else $KT_CACHE_DIR */
+	const char *project_cache;   /* the project's committed cache directory */
+	const char *remote;          /* remote cache URL; else $KT_REMOTE_CACHE */
+	const char *gpu;             /* target GPU name when none is present; else $KT_GPU */
+	const char *retune;          /* NULL: use hits; "" or "*": re-tune all; else a name pattern */
+	int require_hit;             /* a cache miss is an error (CI) */
+	int read_only;               /* never write a cache tier */
+	int no_tune;                 /* never tune, even with a GPU */
+	int quiet;                   /* no notes */
+	void (*note)(void *ctx, const char *msg); /* notes for the user ("using the template defaults"); may be NULL */
+	void *note_ctx;
+} kt_generate_opts;
+
+/* Runs the whole generation.  0 on success; -1 with err set.  Parser diagnostics are appended
+ * to diags (file:line:col, the line, a caret) for the caller to print as they are. */
+int kt_generate(const kt_generate_opts *o, kt_buf *diags, kt_err *err);
+
+/* Parses "INDEX:BLOCK=128,VEC=4" into the shape index and the configuration text after ':'. */
+int kt_generate_parse_force(const char *spec, int nshapes, int *index, const char **cfgtext, kt_err *err);
+
+#endif

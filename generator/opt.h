@@ -1,0 +1,53 @@
+/* opt.h - long options for the subcommands, from a table.
+ *
+ * A command declares its options as a kt_opt array ending with {0}; kt_opt_parse fills the
+ * destinations and collects positional arguments.  The same table prints the --help text, so
+ * the help never disagrees with the parser.  Accepted spellings: --name VALUE, --name=VALUE,
+ * and for KT_OPT_OPTVAL only --name or --name=VALUE.  "--" ends the options.
+ */
+#ifndef KT_OPT_H
+#define KT_OPT_H
+
+#include <stdio.h>
+
+#include "util.h"
+
+/* A repeatable option's values, in order.  The strings point into argv; free with kt_strlist_free. */
+typedef struct kt_strlist {
+	const char **v;
+	int n;
+} kt_strlist;
+
+typedef enum kt_optkind {
+	KT_OPT_FLAG,   /* int *: set to 1 */
+	KT_OPT_STR,    /* const char **: the value (the last one given wins) */
+	KT_OPT_LIST,   /* kt_strlist *: every value, repeatable */
+	KT_OPT_INT,    /* long long *: a decimal integer */
+	KT_OPT_OPTVAL, /* const char **: "" for --name, VALUE for --name=VALUE */
+} kt_optkind;
+
+typedef struct kt_opt {
+	const char *name; /* without the leading "--" */
+	kt_optkind kind;
+	void *dst;
+	const char *metavar; /* shown in the help, e.g. "DIR"; NULL for flags */
+	const char *help;    /* one line */
+} kt_opt;
+
+enum { KT_OPT_HELP = 1 }; /* kt_opt_parse's return when --help or -h was given */
+
+/* Parses argv[1..argc) (argv[0] is the command's name).  Positional arguments go to pos[0..maxpos);
+ * *npos receives their number.  Returns 0, KT_OPT_HELP, or -1 with a bad-input err naming the
+ * offending argument. */
+int kt_opt_parse(const kt_opt *opts, int argc, char **argv, const char **pos, int maxpos, int *npos, kt_err *err);
+
+/* Prints "usage: <usage>\n\n<about>\n\noptions:\n" and one aligned line per option. */
+void kt_opt_usage(FILE *f, const char *usage, const char *about, const kt_opt *opts);
+
+void kt_strlist_free(kt_strlist *l);
+
+/* For a command that failed: prints diags as they are, then "kt <cmd>: <message>" (unless the
+ * message is empty), on stderr.  Returns the exit status of err's class (1 bad input, 2 internal). */
+int kt_opt_fail(const char *cmd, const kt_buf *diags, const kt_err *err);
+
+#endif

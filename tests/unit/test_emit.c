@@ -1,0 +1,343 @@
+/* test_emit.c - the generated files of one kernel: the file set, the manifest, the variant text,
+ * re-runs that leave mtimes alone, removal of stale variants, and validation before any write. */
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "emit.h"
+#include "space.h"
+#include "tmpl.h"
+
+#ifndef KT_FIXTURES_DIR
+#error "KT_FIXTURES_DIR must name tests/fixtures"
+#endif
+
+static char tmpdir[256];
+
+static char *path_in(const char *dir, const char *name) { return kt_path_join(dir, name); }
+
+static int exists(const char *dir, const char *name)
+{
+	char *p = path_in(dir, name);
+	struct stat st;
+	int ok = stat(p, &st) == 0;
+	free(p);
+	return ok;
+}
+
+static char *slurp(const char *dir, const char *name)
+{
+	char *p = path_in(dir, name);
+	kt_buf b = {0};
+	kt_err err = {0};
+	char *s = kt_read_file(p, &b, &err) == 0 ? kt_buf_detach(&b) : NULL;
+	kt_buf_free(&b);
+	free(p);
+	return s;
+}
+
+static int count_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Sets every file's mtime to the epoch + 1000 s so that a rewrite would show. */
+static void age_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *p = path_in(dir, e->d_name);
+		struct timespec ts[2] = {{1000, 0}, {1000, 0}};
+		utimensat(AT_FDCWD, p, ts, 0);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+}
+
+static int all_aged(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int ok = 1;
+	while (d && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *p = path_in(dir, e->d_name);
+		struct stat st;
+		if (stat(p, &st) != 0 || st.st_mtime != 1000) {
+			fprintf(stderr, "rewritten: %s\n", e->d_name);
+			ok = 0;
+		}
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	return ok;
+}
+
+static void rm_rf(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *p = path_in(dir, e->d_name);
+		unlink(p);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+static kt_tmpl *load(void)
+{
+	kt_buf diags = {0};
+	kt_err err = {0};
+	kt_tmpl *t = kt_tmpl_parse(KT_FIXTURES_DIR "/mini_rmsnorm.cu.tmpl", NULL, &diags, &err);
+	if (!t)
+		fprintf(stderr, "%s%s\n", kt_buf_str(&diags), err.msg);
+	kt_buf_free(&diags);
+	return t;
+}
+
+static void cfg_of(const kt_tmpl *t, const char *text, uint16_t *cfg)
+{
+	kt_err err = {0};
+	if (kt_tmpl_parse_config(t, text, cfg, &err) != 0)
+		fprintf(stderr, "%s: %s\n", text, err.msg);
+}
+
+static char *variant_name(const kt_tmpl *t, const uint16_t *cfg)
+{
+	char sym[160];
+	kt_emit_symbol(t, "mini", cfg, sym, sizeof sym);
+	kt_buf b = {0};
+	kt_buf_printf(&b, "%s.cu", sym);
+	return kt_buf_detach(&b);
+}
+
+static void check_manifest(const char *dir)
+{
+	char *text = slurp(dir, "kt_mini.json");
+	CHECK(text != NULL);
+	cJSON *m = text ? cJSON_Parse(text) : NULL;
+	CHECK(m != NULL);
+	if (!m) {
+		free(text);
+		return;
+	}
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(m, "name")), "mini");
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(m, "kernel")), "mini_rmsnorm");
+	const char *tp = cJSON_GetStringValue(cJSON_GetObjectItem(m, "template"));
+	CHECK(tp && tp[0] == '/' && strstr(tp, "mini_rmsnorm.cu.tmpl"));
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "types"), "T")), "half");
+	cJSON *shapes = cJSON_GetObjectItem(m, "shapes");
+	CHECK_INT(cJSON_GetArraySize(shapes), 3);
+	cJSON *s0 = cJSON_GetArrayItem(shapes, 0), *s1 = cJSON_GetArrayItem(shapes, 1);
+	CHECK_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(s0, "shape"), "hidden")), 4096);
+	cJSON *c0 = cJSON_GetObjectItem(s0, "config");
+	CHECK_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(c0, "BLOCK")), 256);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(c0, "ALGO")), "atomic");
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(c0, "CACHE")));
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(s0, "origin")), "tuned");
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(s0, "key")), "0123456789abcdef0123456789abcdef");
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(s1, "origin")), "cache:project");
+	CHECK(cJSON_GetObjectItem(cJSON_GetArrayItem(shapes, 2), "key") == NULL);
+	cJSON *fb = cJSON_GetObjectItem(m, "fallback");
+	CHECK_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(fb, "config"), "BLOCK")), 128);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(fb, "origin")), "default");
+	CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(m, "files")), 7);
+	cJSON_Delete(m);
+	free(text);
+}
+
+static void check_texts(const kt_tmpl *t, const char *dir, const uint16_t *a)
+{
+	char *vname = variant_name(t, a);
+	char *v = slurp(dir, vname);
+	CHECK(v != NULL);
+	if (v) {
+		CHECK(strncmp(v, "// generated by kt " KT_VERSION " from /", 21 + strlen(KT_VERSION)) == 0);
+		CHECK(strstr(v, "#define BLOCK 256\n") != NULL);
+		CHECK(strstr(v, "#define ALGO atomic\n#define ALGO_IS_tree 0\n#define ALGO_IS_atomic 1\n") != NULL);
+		CHECK(strstr(v, "#define CACHE 1\n") != NULL);
+		CHECK(strstr(v, "#define T __half\n") != NULL);
+		CHECK(strstr(v, "_kernel\n#include \"/") != NULL);
+		CHECK(strstr(v, "cudaFuncAttributeMaxDynamicSharedMemorySize") != NULL);
+		CHECK(strstr(v, "return cudaGetLastError();") != NULL);
+	}
+	char *d = slurp(dir, "kt_mini.cu");
+	CHECK(d != NULL);
+	if (d) {
+		CHECK(strstr(d, "extern \"C\" cudaError_t kt_mini(__half* out") != NULL ||
+		      strstr(d, "extern \"C\" cudaError_t kt_mini(__half *out") != NULL);
+		CHECK(strstr(d, "cudaStream_t stream)") != NULL);
+		CHECK(strstr(d, "static const struct kt_entry kt_table[] = {") != NULL);
+		CHECK(strstr(d, "{{4096LL, 4096LL}, {256LL, 4LL, 1LL, 1LL}, kt_mini_") != NULL);
+		CHECK(strstr(d, "return cudaErrorInvalidValue;") != NULL);
+	}
+	char *h = slurp(dir, "kt_mini.h");
+	CHECK(h != NULL);
+	if (h) {
+		CHECK(strstr(h, "#ifndef KT_GENERATED_mini_H") != NULL);
+		CHECK(strstr(h, "extern \"C\" {") != NULL);
+		CHECK(strstr(h, "#include <cuda_fp16.h>") != NULL);
+		CHECK(strstr(h, "__half_raw") != NULL); /* the C spelling for C callers */
+	}
+	char *c = slurp(dir, "kt_mini.cmake");
+	CHECK(c != NULL);
+	if (c) {
+		CHECK(strstr(c, "set(KT_GENERATED_SOURCES \"/") != NULL);
+		CHECK(strstr(c, "kt_mini.cu;") != NULL);
+		CHECK(strstr(c, "set(KT_GENERATED_DEPENDS \"/") != NULL);
+		CHECK(strstr(c, "mini_rmsnorm.cu.tmpl") != NULL);
+	}
+	free(vname);
+	free(v);
+	free(d);
+	free(h);
+	free(c);
+}
+
+static void test_emit_files(kt_tmpl *t)
+{
+	char *dir = path_in(tmpdir, "out");
+	uint16_t a[4], b[4], c[4];
+	cfg_of(t, "BLOCK=256,VEC=4,ALGO=atomic,CACHE=true", a);
+	cfg_of(t, "BLOCK=64,VEC=2,ALGO=tree,CACHE=false", b);
+	cfg_of(t, "BLOCK=32,VEC=1,ALGO=tree,CACHE=false", c);
+	int64_t s0[2] = {4096, 4096}, s1[2] = {8, 1024}, s2[2] = {16, 512};
+	kt_choice ch[3] = {
+		{s0, a, "tuned", "0123456789abcdef0123456789abcdef"},
+		{s1, b, "cache:project", NULL},
+		{s2, a, "default", NULL},
+	};
+	kt_emit_opts o = {.name = "mini", .outdir = dir, .nchoices = 3, .choices = ch};
+	kt_err err = {0};
+	CHECK(kt_emit(t, &o, &err) == 0);
+	if (err.msg[0])
+		fprintf(stderr, "%s\n", err.msg);
+	/* two distinct tuned variants + the default fallback + dispatcher, header, manifest, cmake */
+	CHECK_INT(count_files(dir), 7);
+	CHECK(exists(dir, "kt_mini.cu") && exists(dir, "kt_mini.h") && exists(dir, "kt_mini.json") &&
+	      exists(dir, "kt_mini.cmake"));
+	char *va = variant_name(t, a), *vb = variant_name(t, b), *vc = variant_name(t, c);
+	CHECK(exists(dir, va) && exists(dir, vb));
+	CHECK(strcmp(va, vb) != 0);
+	check_manifest(dir);
+	check_texts(t, dir, a);
+
+	/* The same choices again: nothing is rewritten. */
+	age_files(dir);
+	CHECK(kt_emit(t, &o, &err) == 0);
+	CHECK(all_aged(dir));
+
+	/* Another choice for shape 1: its old variant goes, unrelated files stay. */
+	char *other = path_in(dir, "kt_mini_other_deadbeef.cu"), *stale = path_in(dir, "kt_mini_deadbeef.cu");
+	kt_write_atomic(other, "x", 1, &err);
+	kt_write_atomic(stale, "x", 1, &err);
+	ch[1].cfg = c;
+	CHECK(kt_emit(t, &o, &err) == 0);
+	CHECK(exists(dir, vc));
+	CHECK(!exists(dir, vb));
+	CHECK(!exists(dir, "kt_mini_deadbeef.cu"));
+	CHECK(exists(dir, "kt_mini_other_deadbeef.cu"));
+	CHECK(exists(dir, va));
+	free(other);
+	free(stale);
+	free(va);
+	free(vb);
+	free(vc);
+	free(dir);
+}
+
+static void test_validation(kt_tmpl *t)
+{
+	char *dir = path_in(tmpdir, "never");
+	uint16_t ok[4], alt[4], bad[4], range[4] = {9, 0, 0, 0};
+	cfg_of(t, "BLOCK=128,VEC=1,ALGO=tree,CACHE=false", ok);
+	cfg_of(t, "BLOCK=64,VEC=1,ALGO=tree,CACHE=false", alt);
+	cfg_of(t, "BLOCK=128,VEC=4,ALGO=tree,CACHE=false", bad); /* BLOCK * VEC > 4 * hidden at hidden=64 */
+	int64_t s[2] = {4, 64}, s2[2] = {4, 128};
+	kt_choice ch[2] = {{s, bad, "tuned", NULL}, {s2, ok, "tuned", NULL}};
+	kt_emit_opts o = {.name = "mini", .outdir = dir, .nchoices = 2, .choices = ch};
+	kt_err err = {0};
+
+	CHECK(kt_emit(t, &o, &err) == -1);
+	CHECK(strstr(err.msg, "not feasible") != NULL && strstr(err.msg, "rows=4,hidden=64") != NULL);
+	CHECK(err.cls == KT_E_INPUT);
+
+	ch[0].cfg = ok;
+	o.name = "9lives";
+	CHECK(kt_emit(t, &o, &err) == -1);
+	CHECK(strstr(err.msg, "'9lives' is not a C identifier") != NULL);
+
+	o.name = "mini";
+	ch[1] = (kt_choice){s, range, "tuned", NULL};
+	CHECK(kt_emit(t, &o, &err) == -1);
+	CHECK(strstr(err.msg, "out of range") != NULL);
+
+	ch[1] = (kt_choice){s, alt, "tuned", NULL}; /* the same shape twice, different configurations */
+	CHECK(kt_emit(t, &o, &err) == -1);
+	CHECK(strstr(err.msg, "given twice") != NULL);
+
+	CHECK(!exists(tmpdir, "never")); /* nothing was written */
+	free(dir);
+}
+
+static void test_variant_text(kt_tmpl *t)
+{
+	uint16_t cfg[4];
+	kt_tmpl_default_config(t, cfg);
+	kt_buf b = {0};
+	kt_emit_variant(t, cfg, "kt_probe_0", &b);
+	CHECK(strstr(b.data, "#define mini_rmsnorm kt_probe_0_kernel\n") != NULL);
+	CHECK(strstr(b.data, "extern \"C\" cudaError_t kt_probe_0(dim3 kt_grid, dim3 kt_block, size_t kt_smem, "
+			     "cudaStream_t kt_stream, ") != NULL);
+	CHECK(strstr(b.data, "kt_probe_0_kernel<<<kt_grid, kt_block, kt_smem, kt_stream>>>(out, x, w, rows, hidden, eps);") !=
+	      NULL);
+	/* cuda headers before the parameter macros, and the macros are gone after the template */
+	CHECK(strstr(b.data, "#include <cuda_fp16.h>") < strstr(b.data, "#define T "));
+	CHECK(strstr(b.data, "#undef T\n") != NULL);
+	kt_buf_free(&b);
+}
+
+int main(void)
+{
+	snprintf(tmpdir, sizeof tmpdir, "%s/kt_test_emit.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	kt_tmpl *t = load();
+	CHECK(t != NULL);
+	if (t) {
+		test_emit_files(t);
+		test_validation(t);
+		test_variant_text(t);
+	}
+	kt_tmpl_free(t);
+	char *out = path_in(tmpdir, "out");
+	rm_rf(out);
+	free(out);
+	rmdir(tmpdir);
+	return check_done();
+}

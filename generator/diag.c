@@ -2,6 +2,7 @@
 #include "diag.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #define DIAG_MAX_NAME 64       /* longer names get no suggestion */
@@ -43,13 +44,18 @@ void kt_diag_error(kt_buf *out, const char *path, const char *src, size_t srclen
 {
 	va_list ap;
 	kt_buf_printf(out, "%s:%d:%d: error: ", path, line, col);
+	size_t msg_at = out->len;
 	va_start(ap, fmt);
 	kt_buf_vprintf(out, fmt, ap);
 	va_end(ap);
+	for (size_t i = msg_at; i < out->len; i++) /* the message stays one line */
+		if ((unsigned char)out->data[i] < 0x20 || out->data[i] == 0x7f)
+			out->data[i] = '?';
 	kt_buf_putc(out, '\n');
 	size_t n;
 	const char *s = line_span(src, srclen, line, &n);
-	kt_buf_add(out, s, n);
+	for (size_t i = 0; i < n; i++) /* control characters would garble a terminal: one '?' each */
+		kt_buf_putc(out, ((unsigned char)s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f ? '?' : s[i]);
 	kt_buf_putc(out, '\n');
 	/* The caret line: tabs stay tabs, a UTF-8 sequence counts as one column, the rest is blank. */
 	for (size_t i = 0; i + 1 < (size_t)col && i < n; i++) {
@@ -62,6 +68,22 @@ void kt_diag_error(kt_buf *out, const char *path, const char *src, size_t srclen
 	for (size_t i = n; i + 1 < (size_t)col; i++)
 		kt_buf_putc(out, ' ');
 	kt_buf_puts(out, "^\n");
+}
+
+void kt_diag_quote(char *out, size_t outsz, const char *s, size_t n)
+{
+	kt_buf b = {0};
+	kt_buf_putc(&b, '\'');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c == 0x7f)
+			kt_buf_printf(&b, "\\x%02x", c);
+		else
+			kt_buf_putc(&b, (char)c);
+	}
+	kt_buf_putc(&b, '\'');
+	snprintf(out, outsz, "%s", b.data);
+	kt_buf_free(&b);
 }
 
 static int min3(int a, int b, int c) { return a < b ? (a < c ? a : c) : (b < c ? b : c); }

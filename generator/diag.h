@@ -13,6 +13,9 @@
 void kt_diag_error(kt_buf *out, const char *path, const char *src, size_t srclen, int line, int col,
 		   const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
+/* Writes s[0..n) in single quotes to out, control characters as \xNN (for "but found 'x'"). */
+void kt_diag_quote(char *out, size_t outsz, const char *s, size_t n);
+
 /* Line and column (1-based) of byte offset off in src. */
 void kt_diag_locate(const char *src, size_t srclen, size_t off, int *line, int *col);
 

@@ -142,12 +142,12 @@ static void describe_here(parser *p, char *out, size_t outsz)
 			n++;
 	if (n > 32)
 		n = 32;
-	snprintf(out, outsz, "'%.*s'", (int)n, p->s + p->pos);
+	kt_diag_quote(out, outsz, p->s + p->pos, n);
 }
 
 static kt_expr *expected(parser *p, const char *what)
 {
-	char found[64];
+	char found[160];
 	describe_here(p, found, sizeof found);
 	return fail_at(p, p->pos, "expected %s but found %s", what, found);
 }

@@ -201,13 +201,13 @@ static const char *found(const pctx *pc, size_t pos, size_t end, char *buf, size
 			n++;
 	if (n > 40)
 		n = 40;
-	snprintf(buf, bufsz, "'%.*s'", (int)n, s);
+	kt_diag_quote(buf, bufsz, s, n);
 	return buf;
 }
 
 static void expected(pctx *pc, size_t pos, size_t end, const char *what)
 {
-	char b[64];
+	char b[192];
 	pos = skip_blanks(pc, pos, end);
 	error_at(pc, pos, "expected %s but found %s", what, found(pc, pos, end, b, sizeof b));
 }

@@ -178,7 +178,7 @@ static int data_line(struct reader *rd, const char *s, size_t len)
 		p = c ? c + 1 : end;
 	}
 	struct entry *en = &r->entries[r->n];
-	*en = (struct entry){cfg, r->nparams, KT_OK, -1, -1};
+	*en = (struct entry){NULL, r->nparams, KT_OK, -1, -1}; /* cfg is set when cfgs stops moving */
 	if (status_of(f[0], fl[0], &en->status) < 0)
 		return bad(rd, "unknown status (expected ok, compile-failed, over-limits, check-failed, faulted or timed-out)",
 			   s, len);
@@ -241,6 +241,8 @@ int kt_recorded_load(const char *path, const kt_tmpl *t, kt_recorded **out, kt_e
 	struct reader rd = {path, t, r, 0, 0, 0, err};
 	int rc = parse_lines(&rd, kt_buf_str(&text));
 	kt_buf_free(&text);
+	for (size_t i = 0; i < r->n; i++)
+		r->entries[i].cfg = r->cfgs + i * (size_t)r->nparams;
 	if (rc == 0 && r->n) {
 		qsort(r->entries, r->n, sizeof *r->entries, entry_cmp);
 		for (size_t i = 1; i < r->n; i++)

@@ -1,0 +1,406 @@
+/* search_curves - how fast each search strategy approaches the optimum of recorded spaces.
+ *
+ *   search_curves [--seeds N] [--batch N] [--share F] [--root DIR] [--check] RECORDING|DIR...
+ *       For each recording (a directory stands for its *.csv files): the percent of the exhaustive
+ *       optimum that each strategy has reached after a number of evaluations, median over N seeds
+ *       (default 20), with a budget of F (default 0.25) of the feasible space, asked in batches
+ *       of --batch (default 32) like the GPU pipeline does.  --check exits 1 when the default
+ *       strategy's median stays below 98% (the target of issue 4).
+ *
+ *   search_curves --synth TEMPLATE --shape SPEC [--seed N] [--root DIR] -o OUT
+ *       Writes a synthetic recording: every feasible configuration timed by a roofline-like model
+ *       of a memory-bound kernel on an H200-like GPU (see docs/search.md), for CI before real
+ *       recordings exist.
+ *
+ * Template paths in recordings are relative to --root (default: the current directory).
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recorded.h"
+#include "search.h"
+#include "space.h"
+#include "tmpl.h"
+
+#define TARGET 0.98
+#define MAX_SEEDS 101
+#define NCHECKPOINTS (sizeof checkpoints / sizeof checkpoints[0])
+
+static const double checkpoints[] = {0.01, 0.02, 0.05, 0.10, 0.15, 0.20, 0.25};
+
+struct opts {
+	int seeds, check;
+	size_t batch;
+	double share;
+	const char *root, *synth, *shape, *out;
+	uint64_t seed;
+};
+
+/* ---- loading ---- */
+
+static char *resolve(const struct opts *o, const char *path)
+{
+	return path[0] == '/' || !o->root ? kt_xstrdup(path) : kt_path_join(o->root, path);
+}
+
+static kt_tmpl *load_tmpl(const struct opts *o, const char *path, kt_err *err)
+{
+	char *p = resolve(o, path);
+	kt_buf diags = {0};
+	kt_tmpl *t = kt_tmpl_parse(p, NULL, &diags, err);
+	if (!t)
+		fputs(kt_buf_str(&diags), stderr);
+	else
+		t->path = kt_arena_strdup(t->arena, path); /* as recordings name it: relative to --root */
+	kt_buf_free(&diags);
+	free(p);
+	return t;
+}
+
+/* ---- curves ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One search to the end: frac[k] = optimum / best after checkpoint k's evaluations (0 while none
+ * passed); *reach = evaluations until TARGET (budget + 1 when never). */
+static void one_run(const char *strategy, const kt_tmpl *t, const kt_space *sp, const double *times, double opt,
+		    long budget, uint64_t seed, size_t batch, const long *at, double *frac, long *reach)
+{
+	kt_search *s = kt_search_new(strategy, t, sp, budget, seed, NULL);
+	size_t *idx = kt_xmalloc(batch * sizeof *idx), n;
+	long done = 0;
+	size_t k = 0;
+	double best = -1;
+	*reach = budget + 1;
+	while ((n = kt_search_ask(s, idx, batch)) > 0) {
+		for (size_t i = 0; i < n; i++) {
+			double tm = times[idx[i]];
+			if (tm >= 0 && (best < 0 || tm < best))
+				best = tm;
+			done++;
+			if (best > 0 && opt / best >= TARGET && *reach > budget)
+				*reach = done;
+			while (k < NCHECKPOINTS && at[k] == done)
+				frac[k++] = best > 0 ? opt / best : 0;
+		}
+		for (size_t i = 0; i < n; i++)
+			kt_search_tell(s, idx[i], times[idx[i]]);
+	}
+	while (k < NCHECKPOINTS)
+		frac[k++] = best > 0 ? opt / best : 0;
+	free(idx);
+	kt_search_free(s);
+}
+
+/* Prints the table of one recording; returns the default strategy's median at the budget. */
+static double curves(const struct opts *o, const kt_tmpl *t, const kt_space *sp, const double *times, double opt)
+{
+	long budget = (long)ceil(o->share * (double)sp->count), at[NCHECKPOINTS];
+	printf("%-12s", "evaluations");
+	for (size_t k = 0; k < NCHECKPOINTS; k++) {
+		at[k] = (long)ceil(checkpoints[k] * (double)sp->count);
+		printf(" %7ld", at[k]);
+	}
+	printf("  to %.0f%%\n%-12s", 100 * TARGET, "of space");
+	for (size_t k = 0; k < NCHECKPOINTS; k++)
+		printf(" %6.0f%%", 100 * checkpoints[k]);
+	putchar('\n');
+	double result = 0;
+	const char *names[] = {"random", "bestfirst", "auto"};
+	for (size_t si = 0; si < sizeof names / sizeof names[0]; si++) {
+		double frac[MAX_SEEDS][NCHECKPOINTS], col[MAX_SEEDS], reach[MAX_SEEDS];
+		for (int seed = 0; seed < o->seeds; seed++) {
+			long r;
+			one_run(names[si], t, sp, times, opt, budget, (uint64_t)seed, o->batch, at, frac[seed], &r);
+			reach[seed] = (double)r;
+		}
+		printf("%-12s", names[si]);
+		for (size_t k = 0; k < NCHECKPOINTS; k++) {
+			for (int seed = 0; seed < o->seeds; seed++)
+				col[seed] = frac[seed][k];
+			double m = median(col, o->seeds);
+			printf(" %6.1f%%", 100 * m);
+			if (si == 2 && k == NCHECKPOINTS - 1)
+				result = m;
+		}
+		double mr = median(reach, o->seeds);
+		if (mr > (double)budget)
+			printf("  >%ld\n", budget);
+		else
+			printf("  %.0f\n", mr);
+	}
+	return result;
+}
+
+/* Runs the curves of one recording; 1 when it misses the target, -1 on error. */
+static int bench_one(const struct opts *o, const char *path)
+{
+	kt_err err = {0};
+	kt_buf tpath = {0};
+	kt_tmpl *t = NULL;
+	kt_recorded *r = NULL;
+	kt_space sp = {0};
+	int rc = -1;
+	if (kt_recorded_template_path(path, &tpath, &err) < 0 || !(t = load_tmpl(o, kt_buf_str(&tpath), &err)) ||
+	    kt_recorded_load(path, t, &r, &err) < 0 || kt_space_enum(t, kt_recorded_shape(r), &sp, &err) < 0) {
+		fprintf(stderr, "search_curves: %s\n", err.msg);
+		goto done;
+	}
+	double *times = kt_xmalloc((sp.count + 1) * sizeof *times), opt = -1;
+	size_t missing = 0, failed = 0;
+	for (size_t i = 0; i < sp.count; i++) {
+		kt_eval e;
+		if (kt_recorded_eval(r, kt_space_cfg(&sp, i), &e) < 0)
+			missing++, e.status = KT_FAULTED;
+		times[i] = e.status == KT_OK ? e.median_us : -1;
+		failed += e.status != KT_OK;
+		if (times[i] >= 0 && (opt < 0 || times[i] < opt))
+			opt = times[i];
+	}
+	kt_buf shape = {0};
+	kt_tmpl_format_shape(t, kt_recorded_shape(r), &shape);
+	printf("\n%s\n  %s at %s on %s\n  %zu feasible, %zu failed, %zu not recorded; optimum %.3f us; budget %.0f%%, "
+	       "batches of %zu, median of %d seeds\n",
+	       path, kt_buf_str(&tpath), kt_buf_str(&shape), kt_recorded_gpu(r)->name[0] ? kt_recorded_gpu(r)->name : "?",
+	       sp.count, failed, missing, opt, 100 * o->share, o->batch, o->seeds);
+	kt_buf_free(&shape);
+	if (opt < 0) {
+		fprintf(stderr, "search_curves: %s: no configuration passed\n", path);
+	} else {
+		double m = curves(o, t, &sp, times, opt);
+		rc = m < TARGET;
+		if (rc)
+			printf("  MISSED: the default strategy reaches %.1f%% < %.0f%%\n", 100 * m, 100 * TARGET);
+	}
+	free(times);
+done:
+	kt_space_free(&sp);
+	kt_recorded_free(r);
+	kt_tmpl_free(t);
+	kt_buf_free(&tpath);
+	return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A directory stands for its *.csv files, in name order. */
+static int bench_path(const struct opts *o, const char *path)
+{
+	DIR *d = opendir(path);
+	if (!d)
+		return bench_one(o, path);
+	char **names = NULL;
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (len > 4 && !strcmp(e->d_name + len - 4, ".csv")) {
+			names = kt_xrealloc(names, (n + 1) * sizeof *names);
+			names[n++] = kt_path_join(path, e->d_name);
+		}
+	}
+	closedir(d);
+	qsort(names, n, sizeof *names, cmp_str);
+	int worst = 0;
+	for (size_t i = 0; i < n; i++) {
+		int rc = bench_one(o, names[i]);
+		worst = rc < 0 || worst < 0 ? -1 : rc > worst ? rc : worst;
+		free(names[i]);
+	}
+	free(names);
+	if (!n)
+		fprintf(stderr, "search_curves: %s: no recordings (*.csv)\n", path);
+	return worst;
+}
+
+/* ---- the synthetic model ---- */
+
+/* An H200-like GPU, as far as a memory-bound kernel sees it. */
+static const struct {
+	double bw_bytes_per_us, latency_us, launch_us, wave_us;
+	int sms, threads_per_sm, blocks_per_sm, regs_per_sm, max_regs;
+	long long smem_per_sm;
+} gpu = {4.0e6, 0.8, 2.5, 0.15, 132, 2048, 32, 65536, 255, 233472};
+
+/* The largest cost of a value of a choice or boolean parameter (most cost far less). */
+#define CHOICE_COST 0.6
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 33);
+}
+
+static double unit(uint64_t h) /* [0, 1) */
+{
+	return (double)(mix(h, 0x5bd1e995) >> 11) / 9007199254740992.0;
+}
+
+static int64_t param_value(const kt_tmpl *t, const uint16_t *cfg, const char *name, int64_t dflt)
+{
+	for (int p = 0; p < t->nparams; p++)
+		if (!strcmp(t->params[p].name, name) && t->params[p].type == KT_PINT)
+			return t->params[p].vals[cfg[p]];
+	return dflt;
+}
+
+static int elem_size(const kt_tmpl *t)
+{
+	for (int i = 0; i < t->nargs; i++)
+		if (t->args[i].role == KT_IN)
+			return kt_etypes[t->args[i].type].size;
+	return 4;
+}
+
+/* Time of one configuration: bytes over a bandwidth that narrow vectors, too little memory in
+ * flight and a partial last wave reduce; fixed costs for the launch and each wave; a factor per
+ * value of each non-numeric parameter (up to CHOICE_COST) and a small one per pair of values (the effects this model
+ * does not know), and 0.5% of noise.  Fails (over-limits) where registers or shared memory run out. */
+static kt_status model(const kt_tmpl *t, const int64_t *shape, const uint16_t *cfg, uint64_t seed, double *us)
+{
+	kt_val env[KT_MAX_SLOTS];
+	kt_launch L;
+	kt_tmpl_env(t, shape, cfg, env);
+	if (kt_tmpl_launch(t, env, &L, NULL) < 0)
+		return KT_COMPILE_FAILED;
+	double vec = (double)param_value(t, cfg, "VEC", 1), items = (double)param_value(t, cfg, "ITEMS", 1);
+	double threads = (double)(L.block[0] * L.block[1] * L.block[2]);
+	double blocks = (double)(L.grid[0] * L.grid[1] * L.grid[2]);
+	double regs = 24 + vec * items * elem_size(t) / 2.0;
+	if (regs * threads > gpu.regs_per_sm || L.smem > gpu.smem_per_sm - 1024)
+		return KT_OVER_LIMITS;
+	double spill = regs > gpu.max_regs ? 1.0 + (regs - gpu.max_regs) / 64.0 : 1.0;
+	regs = regs > gpu.max_regs ? gpu.max_regs : regs;
+	double per_sm = fmin(gpu.blocks_per_sm, floor(gpu.threads_per_sm / threads));
+	per_sm = fmin(per_sm, floor(gpu.regs_per_sm / (regs * threads)));
+	if (L.smem > 0)
+		per_sm = fmin(per_sm, floor((double)gpu.smem_per_sm / (double)(L.smem + 1024)));
+	double slots = per_sm * gpu.sms, waves = blocks / slots;
+	double resident = fmin(blocks, slots) / gpu.sms * threads; /* threads per SM */
+	double inflight = resident * vec * items * elem_size(t);
+	double needed = gpu.bw_bytes_per_us * gpu.latency_us / gpu.sms;
+	double mlp = fmin(1.0, inflight / needed);
+	double width = fmin(1.0, 0.55 + 0.15 * log2(vec * elem_size(t) / 2.0));
+	double tail = waves < 1 ? 1.0 : 1.0 + 0.3 * (ceil(waves) / waves - 1.0);
+	double bytes = L.bytes > 0 ? L.bytes : blocks * threads * vec * items * elem_size(t);
+	double tm = bytes / (gpu.bw_bytes_per_us * mlp * width) * tail * spill;
+	uint64_t h = mix(seed, 0);
+	for (int p = 0; p < t->nparams; p++) {
+		uint64_t hp = mix(mix(h, (uint64_t)p), cfg[p]);
+		if (t->params[p].type != KT_PINT)
+			tm *= 1.0 + CHOICE_COST * unit(hp) * unit(~hp);
+		for (int q = p + 1; q < t->nparams; q++)
+			tm *= 1.0 + 0.02 * (unit(mix(mix(hp, (uint64_t)q), cfg[q])) - 0.5);
+	}
+	tm += gpu.launch_us + gpu.wave_us * ceil(waves);
+	uint64_t hc = h;
+	for (int p = 0; p < t->nparams; p++)
+		hc = mix(hc, cfg[p]);
+	*us = tm * (1.0 + 0.005 * (unit(hc) + unit(~hc) - 1.0) * 2.0);
+	return KT_OK;
+}
+
+static int synthesize(const struct opts *o)
+{
+	kt_err err = {0};
+	kt_space sp = {0};
+	int64_t shape[KT_MAX_SLOTS];
+	kt_tmpl *t = load_tmpl(o, o->synth, &err);
+	if (!t || kt_tmpl_parse_shape(t, o->shape ? o->shape : "", shape, &err) < 0 ||
+	    kt_space_enum(t, shape, &sp, &err) < 0) {
+		fprintf(stderr, "search_curves: %s\n", err.msg);
+		kt_tmpl_free(t);
+		return 1;
+	}
+	kt_eval *ev = kt_xcalloc(sp.count + 1, sizeof *ev);
+	for (size_t i = 0; i < sp.count; i++) {
+		ev[i].cfg = (uint16_t *)kt_space_cfg(&sp, i);
+		ev[i].status = model(t, shape, ev[i].cfg, o->seed, &ev[i].median_us);
+		ev[i].spread_us = ev[i].status == KT_OK ? 0.004 * ev[i].median_us : -1;
+	}
+	kt_gpu_id id = {"synthetic H200-like model (bench/search_curves --synth)", 9, 0, 132, 50331648, 232448};
+	int rc = kt_recorded_write(o->out, t, shape, &id, ev, sp.count, &err);
+	if (rc < 0)
+		fprintf(stderr, "search_curves: %s\n", err.msg);
+	else
+		printf("%s: %zu configurations\n", o->out, sp.count);
+	free(ev);
+	kt_space_free(&sp);
+	kt_tmpl_free(t);
+	return rc < 0;
+}
+
+/* ---- main ---- */
+
+static void usage(FILE *f)
+{
+	fputs("usage: search_curves [--seeds N] [--batch N] [--share F] [--root DIR] [--check] RECORDING|DIR...\n"
+	      "       search_curves --synth TEMPLATE --shape SPEC [--seed N] [--root DIR] -o OUT\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {20, 0, 32, 0.25, NULL, NULL, NULL, NULL, 1};
+	int i;
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int takes = 1;
+		if (!strcmp(a, "--check"))
+			o.check = 1, takes = 0;
+		else if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+			return usage(stdout), 0;
+		else if (!v)
+			return usage(stderr), 1;
+		else if (!strcmp(a, "--seeds"))
+			o.seeds = atoi(v);
+		else if (!strcmp(a, "--batch"))
+			o.batch = (size_t)atol(v);
+		else if (!strcmp(a, "--share"))
+			o.share = atof(v);
+		else if (!strcmp(a, "--root"))
+			o.root = v;
+		else if (!strcmp(a, "--synth"))
+			o.synth = v;
+		else if (!strcmp(a, "--shape"))
+			o.shape = v;
+		else if (!strcmp(a, "--seed"))
+			o.seed = strtoull(v, NULL, 10);
+		else if (!strcmp(a, "-o"))
+			o.out = v;
+		else
+			return usage(stderr), 1;
+		i += takes;
+	}
+	if (o.seeds < 1 || o.seeds > MAX_SEEDS || o.batch < 1 || !(o.share > 0 && o.share <= 1)) {
+		fprintf(stderr, "search_curves: --seeds 1..%d, --batch >= 1, --share in (0, 1]\n", MAX_SEEDS);
+		return 1;
+	}
+	if (o.synth)
+		return o.out ? synthesize(&o) : (usage(stderr), 1);
+	if (i == argc)
+		return usage(stderr), 1;
+	int worst = 0;
+	for (; i < argc; i++) {
+		int rc = bench_path(&o, argv[i]);
+		worst = rc < 0 || worst < 0 ? -1 : rc > worst ? rc : worst;
+	}
+	return worst < 0 ? 2 : o.check ? worst : 0;
+}

@@ -1,7 +1,7 @@
 /* cache_driver.c - drives the cache module from test scripts, standing in for the tuner (which
  * needs a GPU): it stores a chosen configuration as if tuning had found it, and looks keys up.
  *
- *   cache_driver store  TEMPLATE SHAPE CONFIG   store CONFIG ("BLOCK=128,VEC=4") as the best
+ *   cache_driver store  TEMPLATE SHAPE CONFIG   store CONFIG ("BLOCK=128,VEC=4", or "default")
  *   cache_driver lookup TEMPLATE SHAPE          prints "hit <tier> <config>" or "miss"
  *   cache_driver key    TEMPLATE SHAPE          prints the key
  *
@@ -66,7 +66,10 @@ static int run(const char *verb, const char *path, const char *shape_spec, const
 		kt_eval e = {.cfg = cfg, .status = KT_OK, .median_us = 10.0, .spread_us = 0.1, .regs = -1,
 			     .smem_static = -1, .local_bytes = -1};
 		kt_tune_result r = {.nparams = t->nparams, .nevals = 1, .evals = &e, .best = 0, .strategy = "driver"};
-		rc = kt_tmpl_parse_config(t, config, cfg, err);
+		if (!strcmp(config, "default"))
+			kt_tmpl_default_config(t, cfg);
+		else
+			rc = kt_tmpl_parse_config(t, config, cfg, err);
 		if (rc == 0)
 			rc = kt_cache_store(c, &key, t, shape, &gpu, &r, err);
 		if (rc == 0)

@@ -76,8 +76,12 @@ static void print_result(const kt_tmpl *t, const char *shape, const kt_tune_resu
 			printf(" %s %zu", kt_status_names[s], counts[s]);
 	putchar('\n');
 	if (r->floor_us > 0)
-		printf("  floor: %.2f us (copy %.0f GB/s%s%.0f GFLOP/s)\n", r->floor_us, r->bw_gbs,
-		       r->flops_rate > 0 ? ", fma " : "", r->flops_rate > 0 ? r->flops_rate : 0.0);
+	{
+		printf("  floor: %.2f us (copy %.0f GB/s", r->floor_us, r->bw_gbs);
+		if (r->flops_rate > 0)
+			printf(", fma %.0f GFLOP/s", r->flops_rate);
+		printf(")\n");
+	}
 	printf("  %-4s %10s %8s %6s %5s  %s\n", "rank", "median_us", "spread", "floor", "regs", "configuration");
 	for (size_t i = 0; i < nok && (long long)i < top; i++) {
 		const kt_eval *e = &r->evals[ok[i]];

@@ -635,9 +635,7 @@ static int first_batch(tuner *tu, batch *b, batch *pre, const cand **ref, const 
 		else
 			kt_unit_free(&b->c[0].u), free(b->c[0].config);
 	}
-	if (b->n) {
-		*ref = &b->c[0];
-	} else { /* only the reference kernel: from the variant text of any configuration */
+	if (!b->n) { /* only the reference kernel: from the variant text of any configuration */
 		cand *r = &pre->c[pre->n++];
 		kt_val env[KT_MAX_SLOTS];
 		kt_err e = {0};
@@ -646,7 +644,9 @@ static int first_batch(tuner *tu, batch *b, batch *pre, const cand **ref, const 
 		kt_tmpl_env(tu->t, tu->shape, kt_space_cfg(&tu->space, r->idx), env);
 		kt_tmpl_launch(tu->t, env, &r->l, &e);
 	}
-	ask(tu, b, (size_t)batch_size(tu));
+	int ref_in_b = b->n > 0;
+	ask(tu, b, (size_t)batch_size(tu)); /* may move b->c */
+	*ref = ref_in_b ? &b->c[0] : &pre->c[1];
 	batch all = {0};
 	all.n = pre->n + b->n;
 	all.c = kt_xcalloc(all.n + 1, sizeof *all.c);

@@ -864,7 +864,12 @@ static int start_worker(kt_pool *p, pw *w, kt_err *err)
 kt_pool *kt_pool_new(const kt_worker_opts *o, const int *gpus, int ngpus, kt_err *err)
 {
 	kt_pool *p = kt_xcalloc(1, sizeof *p);
-	p->o = *o;
+	p->o = *o; /* the strings are copied: workers are restarted long after the caller's stack is gone */
+	p->o.exe = kt_xstrdup(o->exe);
+	p->o.tmpl_path = kt_xstrdup(o->tmpl_path);
+	p->o.shape = kt_xstrdup(o->shape);
+	p->o.backend = o->backend ? kt_xstrdup(o->backend) : NULL;
+	p->o.log = o->log ? kt_xstrdup(o->log) : NULL;
 	p->n = ngpus;
 	p->w = kt_xcalloc((size_t)ngpus, sizeof *p->w);
 	for (int i = 0; i < ngpus; i++) {
@@ -1034,6 +1039,11 @@ void kt_pool_free(kt_pool *p)
 	free(p->setup);
 	free(p->setup_reply);
 	free(p->w);
+	free((char *)p->o.exe);
+	free((char *)p->o.tmpl_path);
+	free((char *)p->o.shape);
+	free((char *)p->o.backend);
+	free((char *)p->o.log);
 	kt_buf_free(&p->line);
 	free(p);
 }

@@ -31,7 +31,7 @@
 #include "result.h"
 #include "util.h"
 
-/* How to start a worker.  Strings are borrowed. */
+/* How to start a worker.  The pool copies the strings; types must outlive the pool. */
 typedef struct kt_worker_opts {
 	const char *exe;               /* the kt executable */
 	const char *backend;           /* "cuda" (NULL) or "fake" */

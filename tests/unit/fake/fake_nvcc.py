@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""A stand-in for nvcc in the tuning tests: "compiles" a variant .cu into a text "cubin" that
+the fake GPU (generator/gpu_fake.c) understands.
+
+It inlines the template the variant includes, applies the variant's identifier macros (the
+kernel's rename), and reads these comment lines of the template:
+  fake-compile-error: P=V [P=V...]   fail like a compiler when every setting holds
+  fake-regs: P=V N                   report N registers when the setting holds (default 32)
+Output, depfile and ptxas-style report are written like `nvcc -cubin -Xptxas -v -MD -MF`.
+"""
+import os
+import re
+import sys
+
+
+def main(argv):
+    out = dep = src = None
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "-o":
+            out = argv[i + 1]
+            i += 2
+            continue
+        if a == "-MF":
+            dep = argv[i + 1]
+            i += 2
+            continue
+        if a.endswith(".cu"):
+            src = a
+        i += 1
+    text = open(src).read()
+    defines = dict(re.findall(r"^#define (\w+) (\S+)$", text, re.M))
+    included = []
+
+    def inline(m):
+        path = m.group(1)
+        if not os.path.isabs(path):
+            path = os.path.join(os.path.dirname(src), path)
+        included.append(path)
+        body = open(path).read()
+        for name, value in defines.items():
+            if value.endswith(("_kernel", "_reference")):  # the kernel's rename
+                body = re.sub(r"\b%s\b" % re.escape(name), value, body)
+        return body
+
+    text = re.sub(r'^#include "([^"]+)"$', inline, text, flags=re.M)
+
+    def holds(settings):
+        return all(defines.get(k) == v for k, v in (s.split("=", 1) for s in settings))
+
+    for line in re.findall(r"fake-compile-error: (.*)$", text, re.M):
+        if holds(line.split()):
+            sys.stderr.write("%s(1): error: planted compile error (%s)\n" % (src, line.strip()))
+            return 1
+    regs = 32
+    for line in re.findall(r"fake-regs: (.*)$", text, re.M):
+        *settings, n = line.split()
+        if holds(settings):
+            regs = int(n)
+    with open(out, "w") as f:
+        f.write(text)
+    if dep:
+        with open(dep, "w") as f:
+            f.write("%s: %s %s\n" % (out, src, " ".join(included)))
+    for name in re.findall(r"__global__ void (\w+)\(", text):
+        sys.stderr.write("ptxas info    : Compiling entry function '_Z%d%sPfPKfi' for 'sm_90'\n" % (len(name), name))
+        sys.stderr.write("ptxas info    : Function properties for _Z%d%sPfPKfi\n" % (len(name), name))
+        sys.stderr.write("    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n")
+        sys.stderr.write("ptxas info    : Used %d registers, used 0 barriers, 16 bytes smem\n" % regs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

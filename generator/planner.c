@@ -280,7 +280,8 @@ static int param_line(const kt_tmpl *t, const kt_plan *plan, int p, const char *
 	kt_buf_add(out, line, (size_t)(at - line));
 	kt_buf_printf(out, "@kt param %s in ", pa->name);
 	for (int k = 0; k < nv; k++)
-		kt_buf_printf(out, k ? ", %lld" : "%lld", (long long)vals[k]);
+		if (!k || vals[k] != vals[k - 1]) /* an extension by a value already declared adds nothing */
+			kt_buf_printf(out, k ? ", %lld" : "%lld", (long long)vals[k]);
 	kt_buf_printf(out, " default %lld", (long long)pa->vals[pa->def]);
 	free(vals);
 	return 0;
@@ -302,6 +303,13 @@ static int last_directive(const char *src)
 
 int kt_planner_apply(const kt_tmpl *t, const kt_plan *plan, kt_buf *text, kt_err *err)
 {
+	for (size_t i = 0; i < plan->n; i++) {
+		const kt_proposal *p = &plan->props[i];
+		if (p->kind == KT_PROP_EXTEND && (p->param < 0 || p->param >= t->nparams || t->params[p->param].type != KT_PINT))
+			return kt_fail(err, "only an integer parameter can be extended with a value");
+		if (p->kind == KT_PROP_FORBID && (!p->require || strpbrk(p->require, "\r\n")))
+			return kt_fail(err, "a constraint to add must be one line");
+	}
 	int after = last_directive(t->src);
 	int line = 1;
 	kt_buf_reset(text);

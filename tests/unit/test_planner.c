@@ -278,8 +278,41 @@ static void test_forbid(void)
 	kt_buf_free(&fmt);
 }
 
+/* Plans built by hand (as the LLM planner builds them): duplicates merge, bad ones are refused. */
+static void test_apply(void)
+{
+	kt_tmpl *t = parse(scale_tmpl);
+	if (!t)
+		return;
+	kt_proposal props[3] = {
+		{KT_PROP_EXTEND, 0, 2, -1, 0, NULL, "already there"},
+		{KT_PROP_EXTEND, 0, 64, -1, 0, NULL, "far"},
+		{KT_PROP_FORBID, -1, 0, -1, 0, "ITEMS * BLOCK <= 8192", "a constraint"},
+	};
+	kt_plan plan = {3, props};
+	kt_buf text = {0};
+	kt_err err = {0};
+	CHECK(kt_planner_apply(t, &plan, &text, &err) == 0);
+	CHECK(strstr(kt_buf_str(&text), "\n// @kt param ITEMS in 1, 2, 4, 64 default 1\n") != NULL);
+	CHECK(strstr(kt_buf_str(&text), "\n// @kt require   ITEMS * BLOCK <= 8192\n__global__") != NULL);
+	kt_tmpl *u = parse(kt_buf_str(&text));
+	CHECK(u != NULL);
+	kt_tmpl_free(u);
+
+	props[0].param = 2; /* MODE is a choice */
+	CHECK(kt_planner_apply(t, &plan, &text, &err) == -1);
+	CHECK_STR(err.msg, "only an integer parameter can be extended with a value");
+	props[0].param = 0;
+	props[2].require = "ITEMS > 1\n// @kt param EVIL in 1";
+	CHECK(kt_planner_apply(t, &plan, &text, &err) == -1);
+	CHECK_STR(err.msg, "a constraint to add must be one line");
+	kt_buf_free(&text);
+	kt_tmpl_free(t);
+}
+
 int main(void)
 {
+	test_apply();
 	test_rounds();
 	test_limits();
 	test_forbid();

@@ -515,8 +515,10 @@ static void render_dispatcher(const plan *p, kt_buf *out)
 	kt_buf_printf(out, "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n\n#include \"kt_%s.h\"\n\n", p->o->name);
 	kt_buf_printf(out, "#define KT_NSHAPES %d\n#define KT_NPARAMS %d\n\n", t->nshapes ? t->nshapes : 1,
 		      t->nparams ? t->nparams : 1);
+	/* Not every helper of the prelude is used: nvcc would warn of each (#177) in the user's build. */
+	kt_buf_puts(out, "#pragma nv_diagnostic push\n#pragma nv_diag_suppress 177\n");
 	kt_buf_puts(out, kt_expr_c_prelude());
-	kt_buf_puts(out, "\n");
+	kt_buf_puts(out, "#pragma nv_diagnostic pop\n\n");
 	const char *sep = t->nargs ? ", " : "";
 	for (int v = 0; v < p->nvariants; v++)
 		kt_buf_printf(out, "extern \"C\" cudaError_t %s(dim3, dim3, size_t, cudaStream_t%s%s);\n", p->variants[v].symbol,

@@ -1,0 +1,119 @@
+/* test_opt.c - the option tables: every accepted spelling, every error, and the help text. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "opt.h"
+
+typedef struct vals {
+	int flag;
+	const char *str, *optval;
+	kt_strlist list;
+	long long num;
+} vals;
+
+static int parse(vals *v, const char **pos, int *npos, kt_err *err, int argc, char **argv)
+{
+	const kt_opt opts[] = {
+		{"flag", KT_OPT_FLAG, &v->flag, NULL, "a flag"},
+		{"str", KT_OPT_STR, &v->str, "S", "a string"},
+		{"list", KT_OPT_LIST, &v->list, "L", "repeatable"},
+		{"num", KT_OPT_INT, &v->num, "N", "a number"},
+		{"retune", KT_OPT_OPTVAL, &v->optval, "PATTERN", "optional value"},
+		{0},
+	};
+	*v = (vals){.num = -7};
+	return kt_opt_parse(opts, argc, argv, pos, 2, npos, err);
+}
+
+#define ARGV(...) (char *[]){"cmd", __VA_ARGS__}
+#define ARGC(...) (int)(sizeof((char *[]){"cmd", __VA_ARGS__}) / sizeof(char *))
+#define PARSE(...) parse(&v, pos, &npos, &err, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__))
+
+static void test_spellings(void)
+{
+	vals v;
+	const char *pos[2];
+	int npos;
+	kt_err err = {0};
+	CHECK_INT(PARSE("a", "--flag", "--str", "x", "--list=1", "--list", "2", "--num=42", "b"), 0);
+	CHECK_INT(v.flag, 1);
+	CHECK_STR(v.str, "x");
+	CHECK_INT(v.list.n, 2);
+	CHECK_STR(v.list.v[0], "1");
+	CHECK_STR(v.list.v[1], "2");
+	CHECK_INT(v.num, 42);
+	CHECK_INT(npos, 2);
+	CHECK_STR(pos[0], "a");
+	CHECK_STR(pos[1], "b");
+	CHECK(v.optval == NULL);
+	kt_strlist_free(&v.list);
+
+	CHECK_INT(PARSE("--retune"), 0);
+	CHECK_STR(v.optval, "");
+	CHECK_INT(PARSE("--retune=rms*", "--str=a=b"), 0);
+	CHECK_STR(v.optval, "rms*");
+	CHECK_STR(v.str, "a=b"); /* only the first '=' splits */
+	CHECK_INT(PARSE("--", "--flag"), 0); /* after "--" everything is positional */
+	CHECK_INT(v.flag, 0);
+	CHECK_STR(pos[0], "--flag");
+	CHECK_INT(PARSE("--str", "-"), 0); /* a value may start with '-' */
+	CHECK_STR(v.str, "-");
+	CHECK_INT(PARSE("x", "--help", "--bogus"), KT_OPT_HELP);
+	CHECK_INT(PARSE("-h"), KT_OPT_HELP);
+}
+
+static void test_errors(void)
+{
+	vals v;
+	const char *pos[2];
+	int npos;
+	kt_err err = {0};
+	CHECK_INT(PARSE("--bogus"), -1);
+	CHECK_STR(err.msg, "unknown option '--bogus' (see cmd --help)");
+	CHECK_INT(err.cls, KT_E_INPUT);
+	CHECK_INT(PARSE("--bogus=1"), -1);
+	CHECK_STR(err.msg, "unknown option '--bogus' (see cmd --help)");
+	CHECK_INT(PARSE("-x"), -1);
+	CHECK_STR(err.msg, "unknown option '-x' (see cmd --help)");
+	CHECK_INT(PARSE("--str"), -1);
+	CHECK_STR(err.msg, "option '--str' needs a value (S)");
+	CHECK_INT(PARSE("--flag=1"), -1);
+	CHECK_STR(err.msg, "option '--flag' takes no value");
+	CHECK_INT(PARSE("--num", "12x"), -1);
+	CHECK_STR(err.msg, "--num: expected an integer, got '12x'");
+	CHECK_INT(PARSE("a", "b", "c"), -1);
+	CHECK_STR(err.msg, "unexpected argument 'c' (see cmd --help)");
+	CHECK_INT(PARSE("--fla"), -1); /* no abbreviations */
+	kt_strlist_free(&v.list);
+}
+
+static void test_usage(void)
+{
+	const kt_opt opts[] = {
+		{"out", KT_OPT_STR, NULL, "DIR", "where"},
+		{"retune", KT_OPT_OPTVAL, NULL, "PATTERN", "again"},
+		{"quiet", KT_OPT_FLAG, NULL, NULL, "hush"},
+		{0},
+	};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	kt_opt_usage(f, "kt x [options]", "Does x.", opts);
+	fclose(f);
+	CHECK_STR(text, "usage: kt x [options]\n\nDoes x.\n\noptions:\n"
+			"  --out DIR           where\n"
+			"  --retune[=PATTERN]  again\n"
+			"  --quiet             hush\n"
+			"  --help              show this help\n");
+	free(text);
+}
+
+int main(void)
+{
+	test_spellings();
+	test_errors();
+	test_usage();
+	return check_done();
+}

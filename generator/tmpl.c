@@ -127,6 +127,7 @@ struct pctx {
 	size_t globals_len[MAX_GLOBALS];
 	int nglobals;
 	size_t kernel_off, reference_off, type_off[MAX_TYPES];
+	int arg_errors; /* errors in arg directives */
 };
 
 static void error_at(pctx *pc, size_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -371,8 +372,7 @@ static size_t find_keyword(const pctx *pc, size_t pos, size_t end, const char *w
 
 /* ---- names ---- */
 
-static const char *suggest(const pctx *pc, const char *name, size_t n, const char *const *cands, int ncands,
-			   char *buf, size_t bufsz)
+static const char *suggest(const char *name, size_t n, const char *const *cands, int ncands, char *buf, size_t bufsz)
 {
 	const char *near = kt_diag_closest(name, n, cands, ncands);
 	if (!near)
@@ -426,7 +426,7 @@ static void unknown_etype(pctx *pc, size_t off, size_t n, int allow_syms)
 	for (int i = 0; allow_syms && i < pc->ntypes; i++)
 		cands[nc++] = pc->types[i].name;
 	char b[80];
-	const char *s = suggest(pc, pc->src + off, n, cands, nc, b, sizeof b);
+	const char *s = suggest(pc->src + off, n, cands, nc, b, sizeof b);
 	if (*s)
 		error_at(pc, off, "unknown element type '%.*s'%s", (int)n, pc->src + off, s);
 	else
@@ -467,46 +467,56 @@ static void d_shape(pctx *pc, const dline *d)
 	}
 }
 
-static void d_type(pctx *pc, const dline *d)
+/* `in TYPE, TYPE... [default TYPE]` of a type symbol named src[s..s+n). */
+static int parse_type_list(pctx *pc, size_t *pos, size_t end, size_t s, size_t n, kt_etype *opts, int *nopts, int *def)
 {
-	size_t pos = d->pos, s, n, vs, vn;
-	if (take_ident(pc, &pos, d->end, &s, &n, "the name of the type symbol (e.g. T)") != 0)
-		return;
-	if (!take_word(pc, &pos, d->end, "in")) {
-		expected(pc, pos, d->end, "'in' and the element types the symbol may stand for (e.g. T in half, bfloat16)");
-		return;
+	size_t vs, vn;
+	if (!take_word(pc, pos, end, "in")) {
+		expected(pc, *pos, end, "'in' and the element types the symbol may stand for (e.g. T in half, bfloat16)");
+		return -1;
 	}
-	kt_etype opts[KT_NETYPES];
-	int nopts = 0, def = 0;
 	do {
-		if (take_ident(pc, &pos, d->end, &vs, &vn, "an element type (half, bfloat16, float, double, int, int64, uint8)") != 0)
-			return;
+		if (take_ident(pc, pos, end, &vs, &vn, "an element type (half, bfloat16, float, double, int, int64, uint8)") != 0)
+			return -1;
 		int e = find_etype(pc->src + vs, vn);
 		if (e < 0) {
 			unknown_etype(pc, vs, vn, 0);
-			return;
+			return -1;
 		}
-		for (int i = 0; i < nopts; i++)
+		for (int i = 0; i < *nopts; i++)
 			if (opts[i] == (kt_etype)e) {
 				error_at(pc, vs, "'%.*s' is listed twice (expected distinct element types)", (int)vn, pc->src + vs);
-				return;
+				return -1;
 			}
-		opts[nopts++] = (kt_etype)e;
-	} while (take_char(pc, &pos, d->end, ','));
-	if (take_word(pc, &pos, d->end, "default")) {
-		if (take_ident(pc, &pos, d->end, &vs, &vn, "the default element type after 'default'") != 0)
-			return;
+		opts[(*nopts)++] = (kt_etype)e;
+	} while (take_char(pc, pos, end, ','));
+	if (take_word(pc, pos, end, "default")) {
+		if (take_ident(pc, pos, end, &vs, &vn, "the default element type after 'default'") != 0)
+			return -1;
 		int e = find_etype(pc->src + vs, vn);
-		for (def = 0; def < nopts && opts[def] != (kt_etype)e; def++)
+		for (*def = 0; *def < *nopts && opts[*def] != (kt_etype)e; (*def)++)
 			;
-		if (def == nopts) {
+		if (*def == *nopts) {
+			*def = 0;
 			error_at(pc, vs, "default '%.*s' is not one of the types listed for '%.*s'", (int)vn, pc->src + vs, (int)n,
 				 pc->src + s);
-			return;
+			return -1;
 		}
 	}
-	if (expect_end(pc, pos, d->end, "',', 'default' or the end of the line") != 0)
+	return expect_end(pc, *pos, end, "',', 'default' or the end of the line");
+}
+
+static void d_type(pctx *pc, const dline *d)
+{
+	size_t pos = d->pos, s, n;
+	if (take_ident(pc, &pos, d->end, &s, &n, "the name of the type symbol (e.g. T)") != 0)
 		return;
+	kt_etype opts[KT_NETYPES];
+	int nopts = 0, def = 0;
+	/* After an error the symbol is still declared (the template fails anyway), so that the
+	 * arguments written with it do not report errors of their own. */
+	if (parse_type_list(pc, &pos, d->end, s, n, opts, &nopts, &def) != 0 && nopts == 0)
+		opts[nopts++] = KT_F32;
 	const char *name = declare(pc, s, n, "type symbol", 0);
 	if (!name)
 		return;
@@ -657,6 +667,24 @@ static int parse_default(pctx *pc, size_t *pos, size_t end, kt_param *p, const v
 	return -1;
 }
 
+/* Everything after the name of a parameter: `bool` or `in VALUES`, then `[default V]`. */
+static int parse_param_body(pctx *pc, size_t *pos, size_t end, kt_param *p, vlist *l, size_t name_off)
+{
+	if (take_word(pc, pos, end, "bool")) {
+		p->type = KT_PBOOL;
+		vlist_add(pc, l, 0, NULL, name_off);
+		vlist_add(pc, l, 1, NULL, name_off);
+	} else if (!take_word(pc, pos, end, "in")) {
+		expected(pc, *pos, end, "'in' and a list of values, or 'bool', after the parameter name");
+		return -1;
+	} else if (parse_values(pc, pos, end, p, l) != 0) {
+		return -1;
+	}
+	if (take_word(pc, pos, end, "default") && parse_default(pc, pos, end, p, l) != 0)
+		return -1;
+	return expect_end(pc, *pos, end, p->type == KT_PBOOL ? "'default' or the end of the line" : "',', 'default' or the end of the line");
+}
+
 static void d_param(pctx *pc, const dline *d)
 {
 	size_t pos = d->pos, s, n;
@@ -666,31 +694,22 @@ static void d_param(pctx *pc, const dline *d)
 	p.name = kt_arena_strndup(pc->a, pc->src + s, n);
 	p.loc = loc_of(pc, s);
 	vlist l = {0};
-	if (take_word(pc, &pos, d->end, "bool")) {
-		p.type = KT_PBOOL;
-		vlist_add(pc, &l, 0, NULL, s);
-		vlist_add(pc, &l, 1, NULL, s);
-	} else if (take_word(pc, &pos, d->end, "in")) {
-		if (parse_values(pc, &pos, d->end, &p, &l) != 0)
-			goto out;
-	} else {
-		expected(pc, pos, d->end, "'in' and a list of values, or 'bool', after the parameter name");
-		goto out;
-	}
-	/* A bad default or trailing text still declares the parameter (default: the first value),
-	 * so that its uses do not cause more errors. */
-	if (take_word(pc, &pos, d->end, "default") && parse_default(pc, &pos, d->end, &p, &l) != 0)
+	/* After an error the parameter is still declared, with the values read so far (the
+	 * template fails anyway), so that its uses do not report errors of their own. */
+	if (parse_param_body(pc, &pos, d->end, &p, &l, s) != 0) {
 		p.def = 0;
-	else
-		expect_end(pc, pos, d->end, p.type == KT_PBOOL ? "'default' or the end of the line" : "',', 'default' or the end of the line");
-	if (!declare(pc, s, n, "parameter", 1))
-		goto out;
-	p.nvals = l.n;
-	p.vals = memcpy(kt_arena_alloc(pc->a, sizeof(int64_t) * (size_t)l.n), l.v, sizeof(int64_t) * (size_t)l.n);
-	if (p.type == KT_PCHOICE)
-		p.choices = memcpy(kt_arena_alloc(pc->a, sizeof(char *) * (size_t)l.n), l.names, sizeof(char *) * (size_t)l.n);
-	pc->params[pc->nparams++] = p;
-out:
+		if (l.n == 0) {
+			p.type = KT_PINT;
+			vlist_add(pc, &l, 0, NULL, s);
+		}
+	}
+	if (declare(pc, s, n, "parameter", 1)) {
+		p.nvals = l.n;
+		p.vals = memcpy(kt_arena_alloc(pc->a, sizeof(int64_t) * (size_t)l.n), l.v, sizeof(int64_t) * (size_t)l.n);
+		if (p.type == KT_PCHOICE)
+			p.choices = memcpy(kt_arena_alloc(pc->a, sizeof(char *) * (size_t)l.n), l.names, sizeof(char *) * (size_t)l.n);
+		pc->params[pc->nparams++] = p;
+	}
 	free(l.v);
 	free(l.names);
 }
@@ -1063,7 +1082,7 @@ static void unknown_directive(pctx *pc, size_t off, size_t n)
 	for (int i = 0; i < NDIRS; i++)
 		names[i] = dirs[i].name;
 	char b[64];
-	const char *s = suggest(pc, pc->src + off, n, names, NDIRS, b, sizeof b);
+	const char *s = suggest(pc->src + off, n, names, NDIRS, b, sizeof b);
 	if (*s) {
 		error_at(pc, off, "unknown directive '%.*s'%s", (int)n, pc->src + off, s);
 		return;
@@ -1271,20 +1290,22 @@ static void check_required(pctx *pc)
 	static const struct {
 		const char *dir, *why;
 	} req[] = {
-		{"kernel", "'// @kt kernel NAME' (the __global__ function to tune)"},
-		{"grid", "'// @kt grid E[, E[, E]]' (the launch grid)"},
-		{"block", "'// @kt block E[, E[, E]]' (the block size)"},
+		{"kernel", "'// @kt kernel NAME' naming the __global__ function to tune"},
+		{"grid", "'// @kt grid X[, Y[, Z]]' giving the launch grid"},
+		{"block", "'// @kt block X[, Y[, Z]]' giving the block size"},
 	};
 	for (size_t i = 0; i < sizeof req / sizeof req[0]; i++)
 		if (!pc->seen[find_dir(req[i].dir, strlen(req[i].dir))])
 			error_at(pc, 0, "no '%s' directive (expected a line %s)", req[i].dir, req[i].why);
 	if (!pc->seen[find_dir("arg", 3)])
-		error_at(pc, 0, "no 'arg' directive (expected one line '// @kt arg ...' per kernel argument)");
+		error_at(pc, 0, "no 'arg' directive (expected one line '// @kt arg ...' for each kernel argument)");
 }
 
 /* Every shape symbol must reach the kernel as a scalar argument, or the launcher cannot know it. */
 static void check_shapes_passed(pctx *pc)
 {
+	if (pc->arg_errors || !pc->seen[find_dir("arg", 3)])
+		return; /* the missing argument may be the one in error */
 	for (int s = 0; s < pc->nshapes; s++) {
 		int passed = 0;
 		for (int i = 0; i < pc->nargs; i++)
@@ -1358,9 +1379,14 @@ static void finish_diags(pctx *pc, kt_buf *diags)
 
 static void run_pass(pctx *pc, int pass)
 {
-	for (int i = 0; i < pc->nlines; i++)
-		if (dirs[pc->lines[i].dir].pass == pass)
-			dirs[pc->lines[i].dir].fn(pc, &pc->lines[i]);
+	for (int i = 0; i < pc->nlines; i++) {
+		const struct directive *d = &dirs[pc->lines[i].dir];
+		int before = pc->nerrors;
+		if (d->pass == pass)
+			d->fn(pc, &pc->lines[i]);
+		if (d->fn == d_arg)
+			pc->arg_errors += pc->nerrors - before;
+	}
 }
 
 /* Moves what pass 2 collected into the template (arrays copied into the arena). */

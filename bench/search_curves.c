@@ -7,7 +7,7 @@
  *       of --batch (default 32) like the GPU pipeline does.  --check exits 1 when the default
  *       strategy's median stays below 98% (the target of issue 4).
  *
- *   search_curves --synth TEMPLATE --shape SPEC [--seed N] [--root DIR] -o OUT
+ *   search_curves --synth TEMPLATE --shape SPEC [--types T=t,...] [--seed N] [--root DIR] -o OUT
  *       Writes a synthetic recording: every feasible configuration timed by a roofline-like model
  *       of a memory-bound kernel on an H200-like GPU (see docs/search.md), for CI before real
  *       recordings exist.
@@ -35,7 +35,7 @@ struct opts {
 	int seeds, check;
 	size_t batch;
 	double share;
-	const char *root, *synth, *shape, *out;
+	const char *root, *synth, *shape, *types, *out;
 	uint64_t seed;
 };
 
@@ -46,11 +46,17 @@ static char *resolve(const struct opts *o, const char *path)
 	return path[0] == '/' || !o->root ? kt_xstrdup(path) : kt_path_join(o->root, path);
 }
 
-static kt_tmpl *load_tmpl(const struct opts *o, const char *path, kt_err *err)
+/* types: "T=bfloat16,U=float" (the recording's `# types:` line), or NULL. */
+static kt_tmpl *load_tmpl(const struct opts *o, const char *path, const char *types, kt_err *err)
 {
-	char *p = resolve(o, path);
+	char *p = resolve(o, path), *list = kt_xstrdup(types ? types : ""), *save = NULL;
+	const char *names[KT_MAX_SLOTS];
+	kt_tmpl_opts topts = {names, 0};
+	for (char *tok = strtok_r(list, ",", &save); tok && topts.ntypes < KT_MAX_SLOTS; tok = strtok_r(NULL, ",", &save))
+		names[topts.ntypes++] = tok;
 	kt_buf diags = {0};
-	kt_tmpl *t = kt_tmpl_parse(p, NULL, &diags, err);
+	kt_tmpl *t = kt_tmpl_parse(p, &topts, &diags, err);
+	free(list);
 	if (!t)
 		fputs(kt_buf_str(&diags), stderr);
 	else
@@ -149,12 +155,13 @@ static double curves(const struct opts *o, const kt_tmpl *t, const kt_space *sp,
 static int bench_one(const struct opts *o, const char *path)
 {
 	kt_err err = {0};
-	kt_buf tpath = {0};
+	kt_buf tpath = {0}, types = {0};
 	kt_tmpl *t = NULL;
 	kt_recorded *r = NULL;
 	kt_space sp = {0};
 	int rc = -1;
-	if (kt_recorded_template_path(path, &tpath, &err) < 0 || !(t = load_tmpl(o, kt_buf_str(&tpath), &err)) ||
+	if (kt_recorded_template_path(path, &tpath, &err) < 0 || kt_recorded_header(path, "types", &types, &err) < 0 ||
+	    !(t = load_tmpl(o, kt_buf_str(&tpath), kt_buf_str(&types), &err)) ||
 	    kt_recorded_load(path, t, &r, &err) < 0 || kt_space_enum(t, kt_recorded_shape(r), &sp, &err) < 0) {
 		fprintf(stderr, "search_curves: %s\n", err.msg);
 		goto done;
@@ -191,6 +198,7 @@ done:
 	kt_recorded_free(r);
 	kt_tmpl_free(t);
 	kt_buf_free(&tpath);
+	kt_buf_free(&types);
 	return rc;
 }
 
@@ -322,7 +330,7 @@ static int synthesize(const struct opts *o)
 	kt_err err = {0};
 	kt_space sp = {0};
 	int64_t shape[KT_MAX_SLOTS];
-	kt_tmpl *t = load_tmpl(o, o->synth, &err);
+	kt_tmpl *t = load_tmpl(o, o->synth, o->types, &err);
 	if (!t || kt_tmpl_parse_shape(t, o->shape ? o->shape : "", shape, &err) < 0 ||
 	    kt_space_enum(t, shape, &sp, &err) < 0) {
 		fprintf(stderr, "search_curves: %s\n", err.msg);
@@ -352,13 +360,13 @@ static int synthesize(const struct opts *o)
 static void usage(FILE *f)
 {
 	fputs("usage: search_curves [--seeds N] [--batch N] [--share F] [--root DIR] [--check] RECORDING|DIR...\n"
-	      "       search_curves --synth TEMPLATE --shape SPEC [--seed N] [--root DIR] -o OUT\n",
+	      "       search_curves --synth TEMPLATE --shape SPEC [--types T=t,...] [--seed N] [--root DIR] -o OUT\n",
 	      f);
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = {20, 0, 32, 0.25, NULL, NULL, NULL, NULL, 1};
+	struct opts o = {20, 0, 32, 0.25, NULL, NULL, NULL, NULL, NULL, 1};
 	int i;
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -381,6 +389,8 @@ int main(int argc, char **argv)
 			o.synth = v;
 		else if (!strcmp(a, "--shape"))
 			o.shape = v;
+		else if (!strcmp(a, "--types"))
+			o.types = v;
 		else if (!strcmp(a, "--seed"))
 			o.seed = strtoull(v, NULL, 10);
 		else if (!strcmp(a, "-o"))

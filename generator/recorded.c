@@ -262,32 +262,39 @@ int kt_recorded_load(const char *path, const kt_tmpl *t, kt_recorded **out, kt_e
 	return 0;
 }
 
-int kt_recorded_template_path(const char *path, kt_buf *out, kt_err *err)
+int kt_recorded_header(const char *path, const char *key, kt_buf *out, kt_err *err)
 {
-	kt_buf text = {0};
+	kt_buf text = {0}, tag = {0};
 	if (kt_read_file(path, &text, err) < 0)
 		return -1;
 	const char *s = kt_buf_str(&text);
 	int rc = -1;
+	kt_buf_printf(&tag, "\n# %s:", key);
+	const char *columns = strstr(s, "\n" COLUMNS);
+	const char *p = strstr(s, kt_buf_str(&tag));
+	kt_buf_reset(out);
 	if (strncmp(s, MAGIC "\n", strlen(MAGIC) + 1) && strncmp(s, MAGIC "\r\n", strlen(MAGIC) + 2)) {
 		kt_fail(err, "%s:1: error: not a kt recording of this version (expected '" MAGIC "')", path);
+	} else if (!p || (columns && p > columns)) {
+		rc = 1;
 	} else {
-		const char *p = strstr(s, "\n# template:");
-		if (!p) {
-			kt_fail(err, "%s: error: no '# template:' line", path);
-		} else {
-			p += strlen("\n# template:");
-			p += strspn(p, " ");
-			size_t n = strcspn(p, "\r\n");
-			while (n && p[n - 1] == ' ')
-				n--;
-			kt_buf_reset(out);
-			kt_buf_add(out, p, n);
-			rc = 0;
-		}
+		p += tag.len;
+		p += strspn(p, " ");
+		size_t n = strcspn(p, "\r\n");
+		while (n && p[n - 1] == ' ')
+			n--;
+		kt_buf_add(out, p, n);
+		rc = 0;
 	}
+	kt_buf_free(&tag);
 	kt_buf_free(&text);
 	return rc;
+}
+
+int kt_recorded_template_path(const char *path, kt_buf *out, kt_err *err)
+{
+	int rc = kt_recorded_header(path, "template", out, err);
+	return rc > 0 ? kt_fail(err, "%s: error: no '# template:' line", path) : rc;
 }
 
 /* ---- answering ---- */
@@ -337,6 +344,9 @@ static void write_header(kt_buf *b, const kt_tmpl *t, const int64_t *shape, cons
 	kt_buf_printf(b, "# template: %s\n# shape: ", t->path ? t->path : "");
 	kt_tmpl_format_shape(t, shape, b);
 	kt_buf_putc(b, '\n');
+	for (int i = 0; i < t->ntypes; i++)
+		kt_buf_printf(b, "%s%s=%s%s", i ? "," : "# types: ", t->types[i].name, kt_etypes[t->types[i].chosen].name,
+			      i + 1 == t->ntypes ? "\n" : "");
 	if (gpu && gpu->name[0])
 		kt_buf_printf(b, "# gpu: name=\"%s\" cc=%d.%d sms=%d l2=%lld smem_optin=%lld\n", gpu->name,
 			      gpu->cc_major, gpu->cc_minor, gpu->sms, (long long)gpu->l2_bytes,

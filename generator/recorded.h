@@ -7,6 +7,7 @@
  *   # kt-recording v1
  *   # template: templates/rmsnorm.cu.tmpl            as kt was given it (relative to the repo root)
  *   # shape: rows=4096,hidden=4096
+ *   # types: T=bfloat16                               the type symbols' choices, when there are any
  *   # gpu: name="NVIDIA H200" cc=9.0 sms=132 l2=52428800 smem_optin=232448
  *   config,status,median_us,spread_us
  *   "BLOCK=256,VEC=8",ok,12.3450,0.0400
@@ -39,6 +40,9 @@ int kt_recorded_write(const char *path, const kt_tmpl *t, const int64_t *shape, 
 		      const kt_eval *evals, size_t n, kt_err *err);
 /* Reads only the `# template:` line of a recording, so a tool can parse the template first. */
 int kt_recorded_template_path(const char *path, kt_buf *out, kt_err *err);
+/* The value of the header line `# KEY: value` (e.g. "types": "T=bfloat16,U=float") into out:
+ * 0 when present, 1 when absent (out empty), -1 on error. */
+int kt_recorded_header(const char *path, const char *key, kt_buf *out, kt_err *err);
 
 const int64_t *kt_recorded_shape(const kt_recorded *r); /* t->nshapes values */
 const kt_gpu_id *kt_recorded_gpu(const kt_recorded *r); /* zeroed when the file names none */

@@ -11,17 +11,18 @@
 static const char fixture[] =
 	"// @kt kernel    copy\n"
 	"// @kt shape     n\n"
+	"// @kt type      T in float, double\n"
 	"// @kt param     BLOCK in 64, 128, 256 default 128\n"
 	"// @kt param     VEC   in 1, 2, 4 default 4\n"
 	"// @kt param     ALGO  in plain, wide default plain\n"
 	"// @kt param     U     in 1..16 default 1\n"
 	"// @kt require   n % VEC == 0\n"
-	"// @kt arg       out float[n] out\n"
-	"// @kt arg       x   float[n] in\n"
+	"// @kt arg       out T[n] out\n"
+	"// @kt arg       x   T[n] in\n"
 	"// @kt arg       n   int = n\n"
 	"// @kt grid      cdiv(n, BLOCK * VEC)\n"
 	"// @kt block     BLOCK\n"
-	"__global__ void copy(float *out, const float *x, int n) { }\n";
+	"__global__ void copy(T *out, const T *x, int n) { }\n";
 
 static char dir[] = "/tmp/kt-test-recorded-XXXXXX";
 
@@ -70,6 +71,7 @@ static void test_roundtrip(kt_tmpl *t)
 	const char *head = "# kt-recording v1\n"
 			   "# template: templates/copy.cu.tmpl\n"
 			   "# shape: n=4096\n"
+			   "# types: T=float\n"
 			   "# gpu: name=\"NVIDIA H200\" cc=9.0 sms=132 l2=52428800 smem_optin=232448\n"
 			   "config,status,median_us,spread_us\n"
 			   "\"BLOCK=64,VEC=1,ALGO=plain,U=1\",ok,10.0000,0.0625\n"
@@ -80,6 +82,10 @@ static void test_roundtrip(kt_tmpl *t)
 	kt_buf tp = {0};
 	CHECK(kt_recorded_template_path(p, &tp, &err) == 0);
 	CHECK_STR(kt_buf_str(&tp), "templates/copy.cu.tmpl");
+	CHECK_INT(kt_recorded_header(p, "types", &tp, &err), 0);
+	CHECK_STR(kt_buf_str(&tp), "T=float");
+	CHECK_INT(kt_recorded_header(p, "nothing", &tp, &err), 1);
+	CHECK_STR(kt_buf_str(&tp), "");
 
 	kt_recorded *r;
 	CHECK(kt_recorded_load(p, t, &r, &err) == 0);

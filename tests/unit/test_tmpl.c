@@ -394,6 +394,31 @@ static void test_diagnostics(void)
 	kt_buf_free(&diags);
 }
 
+/* The complete example of docs/template-language.md parses (the reference stays true). */
+static void test_doc_example(void)
+{
+#ifdef KT_DOC
+	kt_buf doc = {0}, diags = {0};
+	kt_err err = {0};
+	CHECK_INT(kt_read_file(KT_DOC, &doc, &err), 0);
+	const char *h = strstr(kt_buf_str(&doc), "## A complete example");
+	const char *start = h ? strstr(h, "```\n") : NULL;
+	const char *end = start ? strstr(start + 4, "\n```") : NULL;
+	CHECK(end != NULL);
+	if (end) {
+		start += 4;
+		kt_tmpl *t = kt_tmpl_parse_text("example.cu.tmpl", start, (size_t)(end - start) + 1, NULL, &diags, &err);
+		CHECK_STR(kt_buf_str(&diags), "");
+		CHECK(t && !strcmp(t->kernel, "rmsnorm") && t->nparams == 4 && t->nargs == 6);
+		kt_tmpl_free(t);
+	}
+	kt_buf_free(&doc);
+	kt_buf_free(&diags);
+#else
+	printf("doc example skipped: KT_DOC (the path of docs/template-language.md) is not defined\n");
+#endif
+}
+
 int main(void)
 {
 	test_structure();
@@ -401,5 +426,6 @@ int main(void)
 	test_env_launch();
 	test_includes();
 	test_diagnostics();
+	test_doc_example();
 	return check_done();
 }

@@ -1,0 +1,255 @@
+/* test_worker.c - the worker protocol against the fake GPU: a passing variant, a wrong result,
+ * an output left unwritten (the poison), a fault (the worker is restarted and the setup
+ * replayed), a hang (the watchdog), the interleaved re-timing, the copy bandwidth, and the
+ * pieces of the GPU seam the worker relies on (kernel names, element conversions). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "compile.h"
+#include "gpu.h"
+#include "proc.h"
+#include "worker.h"
+
+static char dir[] = "/tmp/kt-test-worker-XXXXXX";
+
+/* Writes a fake module: a kernel `scale` that behaves as mode says, taking time_us. */
+static char *module(const char *name, const char *mode, int time_us)
+{
+	char *path = kt_path_join(dir, name);
+	kt_buf text = {0};
+	kt_err err = {0};
+	kt_buf_printf(&text, "// fake-mode: %s\n// fake-time-us: %d\n__global__ void scale(float *out, const float *x, int n) {}\n",
+		      mode, time_us);
+	if (kt_write_atomic(path, text.data, text.len, &err))
+		fprintf(stderr, "%s\n", err.msg);
+	kt_buf_free(&text);
+	return path;
+}
+
+static char *check_module(void)
+{
+	char *path = kt_path_join(dir, "kt_check.cubin");
+	kt_buf text = {0};
+	kt_err err = {0};
+	kt_check_source(&text);
+	kt_write_atomic(path, text.data, text.len, &err);
+	kt_buf_free(&text);
+	return path;
+}
+
+static kt_job job(const char *verb, const char *cubin, const char *config)
+{
+	kt_job j = {0};
+	kt_buf b = {0};
+	kt_buf_printf(&b, "%s\t%s\tscale\t%s", verb, cubin, config);
+	j.cmd = kt_buf_detach(&b);
+	return j;
+}
+
+static const char cfg[] = "BLOCK=128,UNROLL=1,MODE=good";
+
+static void test_protocol(void)
+{
+	kt_worker_opts o = {KT_EXE, "fake", KT_FAKE_DIR "/scale.cu.tmpl", NULL, 0, "n=1000", 3, 1.0, 30, NULL};
+	int gpus[1] = {0};
+	kt_err err = {0};
+	kt_pool *p = kt_pool_new(&o, gpus, 1, &err);
+	CHECK(p != NULL);
+	if (!p) {
+		fprintf(stderr, "%s\n", err.msg);
+		return;
+	}
+	char *chk = check_module(), *good = module("good.cubin", "ok", 40), *slow = module("slow.cubin", "ok", 80);
+	char *wrong = module("wrong.cubin", "wrong", 40), *noop = module("noop.cubin", "noop", 40);
+	char *crash = module("crash.cubin", "fault", 40), *hang = module("hang.cubin", "hang", 40);
+	kt_buf cmd = {0};
+	kt_buf_printf(&cmd, "check\t%s", chk);
+	CHECK_INT(kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err), 0);
+	kt_buf_reset(&cmd);
+	kt_buf_printf(&cmd, "ref\t%s\tscale\t%s", good, cfg);
+	const char *reply = NULL;
+	CHECK_INT(kt_pool_setup(p, kt_buf_str(&cmd), &reply, &err), 0);
+	CHECK(reply && fabs(atof(reply) - 40) < 1e-3);
+
+	kt_job j[8] = {job("eval", good, cfg), job("eval", wrong, cfg), job("eval", noop, cfg), job("eval", crash, cfg),
+		       job("eval", slow, cfg), job("eval", hang, cfg), job("eval", good, cfg), job("eval", "/nonexistent", cfg)};
+	CHECK_INT(kt_pool_run(p, j, 8, &err), 0);
+	CHECK_INT(j[0].status, KT_OK);
+	CHECK(j[0].reply && fabs(atof(j[0].reply) - 40) < 1e-3);
+	CHECK_INT(j[1].status, KT_CHECK_FAILED);
+	CHECK(j[1].reply && strstr(j[1].reply, "'out': 1 of 1000 elements differ") && strstr(j[1].reply, "[500]"));
+	CHECK_INT(j[2].status, KT_CHECK_FAILED); /* the poisoned output stayed NaN */
+	CHECK(j[2].reply && strstr(j[2].reply, "1000 of 1000") && strstr(j[2].reply, "nan,"));
+	CHECK_INT(j[3].status, KT_FAULTED);
+	CHECK(j[3].reply && strstr(j[3].reply, "ILLEGAL_ADDRESS"));
+	CHECK_INT(j[4].status, KT_OK); /* on a restarted worker, the reference replayed */
+	CHECK(j[4].reply && fabs(atof(j[4].reply) - 80) < 1e-3);
+	CHECK_INT(j[5].status, KT_TIMED_OUT);
+	CHECK(j[5].reply && strstr(j[5].reply, "no answer within 1 s"));
+	CHECK_INT(j[6].status, KT_OK);
+	CHECK_INT(j[7].status, KT_FAULTED); /* a module that cannot be read: an error, the worker lives on */
+	CHECK(j[7].reply && strstr(j[7].reply, "error: ") && strstr(j[7].reply, "/nonexistent"));
+	CHECK_INT(kt_pool_restarts(p), 2);
+	for (int i = 0; i < 8; i++) {
+		free(j[i].cmd);
+		kt_job_clear(&j[i]);
+	}
+
+	/* Re-timing, interleaved: one reply with a median and a spread per candidate. */
+	kt_buf_reset(&cmd);
+	kt_buf_printf(&cmd, "retime\t10\t%s\tscale\t%s\t%s\tscale\t%s", slow, cfg, good, cfg);
+	kt_job r = {cmd.data, KT_OK, NULL};
+	CHECK_INT(kt_pool_run(p, &r, 1, &err), 0);
+	double m1 = 0, s1 = -1, m2 = 0, s2 = -1;
+	CHECK(r.reply && sscanf(r.reply, "%lf\t%lf\t%lf\t%lf", &m1, &s1, &m2, &s2) == 4);
+	CHECK(fabs(m1 - 80) < 1e-3 && fabs(m2 - 40) < 1e-3 && s1 == 0 && s2 == 0);
+	kt_job_clear(&r);
+
+	kt_job bw = {"bw\t1048576", KT_OK, NULL};
+	CHECK_INT(kt_pool_run(p, &bw, 1, &err), 0);
+	CHECK(bw.reply && fabs(atof(bw.reply) - 2000) < 1);
+	kt_job_clear(&bw);
+	kt_job rate = {"rate", KT_OK, NULL};
+	CHECK_INT(kt_pool_run(p, &rate, 1, &err), 0);
+	CHECK(rate.reply && fabs(atof(rate.reply) - 50000) < 1);
+	kt_job_clear(&rate);
+
+	kt_buf_free(&cmd);
+	kt_pool_free(p);
+	char *paths[] = {chk, good, slow, wrong, noop, crash, hang};
+	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+		unlink(paths[i]);
+		free(paths[i]);
+	}
+}
+
+/* A reference that faults is a setup failure, not a variant's. */
+static void test_bad_reference(void)
+{
+	kt_worker_opts o = {KT_EXE, "fake", KT_FAKE_DIR "/scale.cu.tmpl", NULL, 0, "n=64", 3, 1.0, 30, NULL};
+	int gpus[1] = {0};
+	kt_err err = {0};
+	kt_pool *p = kt_pool_new(&o, gpus, 1, &err);
+	CHECK(p != NULL);
+	char *chk = check_module(), *noop = module("noop.cubin", "noop", 10);
+	kt_buf cmd = {0};
+	kt_buf_printf(&cmd, "check\t%s", chk);
+	CHECK_INT(kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err), 0);
+	kt_buf_reset(&cmd);
+	kt_buf_printf(&cmd, "ref\t%s\tscale\t%s", noop, cfg);
+	CHECK_INT(kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err), -1);
+	CHECK(strstr(err.msg, "the reference left 64 of 64 elements of 'out' NaN") != NULL);
+	kt_buf_free(&cmd);
+	kt_pool_free(p);
+	unlink(chk);
+	unlink(noop);
+	free(chk);
+	free(noop);
+}
+
+static void test_worker_start_failure(void)
+{
+	kt_worker_opts o = {KT_EXE, "fake", KT_FAKE_DIR "/scale.cu.tmpl", NULL, 0, "rows=3", 3, 1.0, 30, NULL};
+	int gpus[1] = {0};
+	kt_err err = {0};
+	CHECK(kt_pool_new(&o, gpus, 1, &err) == NULL);
+	CHECK(strstr(err.msg, "did not start") && strstr(err.msg, "rows"));
+	o.shape = "n=8";
+	gpus[0] = 5; /* the fake has one GPU */
+	CHECK(kt_pool_new(&o, gpus, 1, &err) == NULL);
+	CHECK(strstr(err.msg, "fake GPU 5 does not exist") != NULL);
+}
+
+static void test_names(void)
+{
+	CHECK(kt_gpu_name_matches("scale", "scale"));
+	CHECK(kt_gpu_name_matches("_Z5scalePfPKfi", "scale"));
+	CHECK(kt_gpu_name_matches("_Z24kt_scale_0123abcd_kernelPfPKfi", "kt_scale_0123abcd_kernel"));
+	CHECK(!kt_gpu_name_matches("_Z6scalerPf", "scale"));
+	CHECK(!kt_gpu_name_matches("_Z5scal", "scale"));
+	CHECK(!kt_gpu_name_matches("scale2", "scale"));
+	/* The fallback through the module's function list. */
+	const kt_gpu_ops *ops = kt_gpu_fake();
+	kt_err err = {0};
+	kt_gpu *g = ops->open(0, &err);
+	const char text[] = "__global__ void kt_v_kernel(float *out) {}\n";
+	void *mod = NULL, *fn = NULL;
+	CHECK_INT(ops->load(g, text, sizeof text - 1, &mod, &err), 0);
+	CHECK_INT(kt_gpu_function(g, mod, "kt_v_kernel", &fn, &err), 0);
+	CHECK_INT(kt_gpu_function(g, mod, "missing", &fn, &err), -1);
+	CHECK(strstr(err.msg, "no kernel 'missing'") && strstr(err.msg, "_Z11kt_v_kernel"));
+	ops->unload(g, mod);
+	ops->close(g);
+}
+
+static void test_elements(void)
+{
+	uint16_t h[4];
+	kt_elem_set(KT_HALF, h, 0, 1.0);
+	kt_elem_set(KT_HALF, h, 1, -2.5);
+	kt_elem_set(KT_HALF, h, 2, 65504.0);
+	kt_elem_set(KT_HALF, h, 3, 1e-7); /* subnormal */
+	CHECK_INT(h[0], 0x3c00);
+	CHECK_INT(h[1], 0xc100);
+	CHECK_INT(h[2], 0x7bff);
+	CHECK(fabs(kt_elem_get(KT_HALF, h, 3) - 1.1920929e-7) < 1e-9);
+	kt_elem_set(KT_HALF, h, 0, -INFINITY);
+	CHECK(isinf(kt_elem_get(KT_HALF, h, 0)) && kt_elem_get(KT_HALF, h, 0) < 0);
+	uint16_t b[2];
+	kt_elem_set(KT_BF16, b, 0, 1.0);
+	kt_elem_set(KT_BF16, b, 1, 3.14159);
+	CHECK_INT(b[0], 0x3f80);
+	CHECK(fabs(kt_elem_get(KT_BF16, b, 1) - 3.140625) < 1e-6);
+	uint16_t poison = 0xffff;
+	CHECK(isnan(kt_elem_get(KT_HALF, &poison, 0)) && isnan(kt_elem_get(KT_BF16, &poison, 0)));
+	CHECK(kt_elem_close(1.0, 1.0005, 1e-3, 0));
+	CHECK(!kt_elem_close(1.0, 1.01, 1e-3, 0));
+	CHECK(kt_elem_close(100.0, 101.0, 0, 0.01));
+	CHECK(!kt_elem_close(NAN, NAN, 1, 1));
+	CHECK(kt_elem_close(-INFINITY, -INFINITY, 0, 0));
+	CHECK(!kt_elem_close(INFINITY, 1e30, 1e300, 0));
+}
+
+static void test_proc(void)
+{
+	kt_proc p;
+	kt_err err = {0};
+	char *argv[] = {"sh", "-c", "read x; echo \"got $x\"; sleep 5", NULL};
+	CHECK_INT(kt_proc_spawn(&p, argv, 1, NULL, &err), 0);
+	CHECK_INT(kt_proc_send(&p, "hi\n", 3, &err), 0);
+	kt_buf line = {0};
+	CHECK_INT(kt_proc_readline(&p, &line, 5), 1);
+	CHECK_STR(kt_buf_str(&line), "got hi");
+	CHECK_INT(kt_proc_readline(&p, &line, 0.2), 0); /* sleeping: a timeout */
+	kt_proc_kill(&p);
+	CHECK_INT(p.pid, 0);
+	char *argv2[] = {"sh", "-c", "exit 3", NULL};
+	int st = 0;
+	CHECK_INT(kt_proc_spawn(&p, argv2, 0, NULL, &err), 0);
+	CHECK_INT(kt_proc_wait(&p, 5, &st), 1);
+	char how[64];
+	kt_proc_describe(st, how, sizeof how);
+	CHECK_STR(how, "exited with status 3");
+	char *argv3[] = {"/nonexistent/tool", NULL};
+	CHECK_INT(kt_proc_spawn(&p, argv3, 0, NULL, &err), -1);
+	CHECK(strstr(err.msg, "cannot run /nonexistent/tool") != NULL);
+	kt_buf_free(&line);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir))
+		return 1;
+	test_names();
+	test_elements();
+	test_proc();
+	test_protocol();
+	test_bad_reference();
+	test_worker_start_failure();
+	rmdir(dir);
+	return check_done();
+}

@@ -279,6 +279,8 @@ def case_remote_nginx(w):
         check(os.path.exists(on_server), "the PUT did not reach nginx: " + on_server)
         with open(on_server) as f:
             check(json.load(f)["key"] == key, "the uploaded record is not the record of " + key)
+        with open(os.path.join(srv.docs, "kt", "v1", "gpu", "NVIDIA H200.json")) as f:
+            check(json.load(f)["gpu"]["sms"] == 132, "the GPU identity was not uploaded")
         # A fresh user cache (another machine) gets it from the remote and copies it up.
         other = os.path.join(w.root, "other-user")
         env2 = w.env(KT_REMOTE_CACHE=srv.url(), KT_CACHE_DIR=other)

@@ -238,6 +238,20 @@ static void test_field_mismatch(void)
 	kt_tune_result_free(&r);
 }
 
+static void test_gpu_doc(void)
+{
+	char *text = kt_record_gpu_json(&gpu);
+	kt_gpu_id g;
+	kt_err err = {0};
+	CHECK(kt_record_gpu_read(text, strlen(text), "NVIDIA H200", &g, &err) == 0);
+	CHECK(memcmp(&g, &gpu, sizeof g) == 0);
+	CHECK(kt_record_gpu_read(text, strlen(text), "NVIDIA B200", &g, &err) == -1);
+	CHECK(strstr(err.msg, "not the identity of GPU 'NVIDIA B200'") != NULL);
+	CHECK(kt_record_gpu_read(text, strlen(text) / 2, "NVIDIA H200", &g, &err) == -1);
+	CHECK(kt_record_gpu_read("{\"format\": 1}", 13, "NVIDIA H200", &g, &err) == -1);
+	free(text);
+}
+
 int main(void)
 {
 	kt_buf diags = {0};
@@ -249,6 +263,7 @@ int main(void)
 	}
 	test_round_trip();
 	test_field_mismatch();
+	test_gpu_doc();
 	kt_tmpl_free(t);
 	kt_buf_free(&diags);
 	return check_done();

@@ -159,6 +159,10 @@ int kt_agent_launch_fits(const kt_agent_target *g, const kt_launch *l, char *why
 {
 	static const char dims[] = "xyz";
 	int64_t threads = l->block[0] * l->block[1] * l->block[2];
+	if (threads > g->lim.max_threads_block)
+		return snprintf(why, whysz, "%lld threads per block; the device allows %d", (long long)threads,
+				g->lim.max_threads_block),
+		       -1;
 	for (int d = 0; d < 3; d++) {
 		if (l->block[d] < 1 || l->block[d] > g->lim.max_block[d])
 			return snprintf(why, whysz, "block.%c = %lld; the device allows 1 to %d", dims[d],
@@ -169,10 +173,6 @@ int kt_agent_launch_fits(const kt_agent_target *g, const kt_launch *l, char *why
 					(long long)l->grid[d], g->lim.max_grid[d]),
 			       -1;
 	}
-	if (threads > g->lim.max_threads_block)
-		return snprintf(why, whysz, "%lld threads per block; the device allows %d", (long long)threads,
-				g->lim.max_threads_block),
-		       -1;
 	if (l->smem < 0 || l->smem > g->id.smem_optin)
 		return snprintf(why, whysz, "%lld bytes of dynamic shared memory per block; the device allows %lld",
 				(long long)l->smem, (long long)g->id.smem_optin),
@@ -284,55 +284,73 @@ static const char *skip_lexeme(const char *p)
 	return p;
 }
 
-int kt_agent_find_kernel(const char *src, const char *name, size_t *begin, size_t *end)
+static int is_word(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* In the declaration [p, end): name as a whole word followed by '('. */
+static int declares(const char *p, const char *end, const char *name)
 {
 	size_t nl = strlen(name);
+	for (const char *q = p; q + nl <= end; q++) {
+		if (strncmp(q, name, nl) || (q > p && is_word(q[-1])) || is_word(q[nl]))
+			continue;
+		const char *r = q + nl;
+		while (r < end && isspace((unsigned char)*r))
+			r++;
+		if (r < end && *r == '(')
+			return 1;
+	}
+	return 0;
+}
+
+/* The end of the block that opens at brace (one past its '}'), or NULL. */
+static const char *block_end(const char *brace)
+{
+	int depth = 0;
+	for (const char *b = brace; *b;) {
+		const char *s = skip_lexeme(b);
+		if (s != b) {
+			b = s;
+			continue;
+		}
+		if (*b == '{')
+			depth++;
+		else if (*b == '}' && --depth == 0)
+			return b + 1;
+		b++;
+	}
+	return NULL;
+}
+
+int kt_agent_find_kernel(const char *src, const char *name, size_t *begin, size_t *end)
+{
 	for (const char *p = src; *p;) {
 		const char *q = skip_lexeme(p);
 		if (q != p) {
 			p = q;
 			continue;
 		}
-		if (strncmp(p, "__global__", 10) || (p > src && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))) {
+		if (strncmp(p, "__global__", 10) || (p > src && is_word(p[-1])) || is_word(p[10])) {
 			p++;
 			continue;
 		}
-		/* The declarator up to '(' must end with name; the body follows the ')'. */
-		const char *paren = strchr(p, '(');
-		const char *semi = strchr(p, ';'), *brace = strchr(p, '{');
-		if (!paren || (semi && semi < paren) || (brace && brace < paren)) {
-			p += 10;
-			continue;
+		/* The declaration runs to the first '{' (a definition) or ';' (a declaration). */
+		const char *d = p + 10;
+		while (*d && *d != '{' && *d != ';') {
+			const char *s = skip_lexeme(d);
+			d = s != d ? s : d + 1;
 		}
-		const char *e = paren;
-		while (e > p && isspace((unsigned char)e[-1]))
-			e--;
-		if ((size_t)(e - p) <= nl || strncmp(e - nl, name, nl) || isalnum((unsigned char)e[-(long)nl - 1]) ||
-		    e[-(long)nl - 1] == '_' || !brace || (semi && semi < brace)) {
-			p += 10;
-			continue;
+		const char *e = *d == '{' && declares(p, d, name) ? block_end(d) : NULL;
+		if (e) {
+			*begin = (size_t)(p - src);
+			*end = (size_t)(e - src);
+			return 0;
 		}
-		int depth = 0;
-		for (const char *b = brace; *b;) {
-			const char *s = skip_lexeme(b);
-			if (s != b) {
-				b = s;
-				continue;
-			}
-			if (*b == '{')
-				depth++;
-			else if (*b == '}' && --depth == 0) {
-				*begin = (size_t)(p - src);
-				*end = (size_t)(b + 1 - src);
-				return 0;
-			}
-			b++;
-		}
-		return -1;
+		p = *d ? d : p + 10;
 	}
 	return -1;
 }
 
+/* a[0..an) and b[0..bn) are equal up to the amount of white space between tokens. */
 int kt_agent_same_text(const char *a, size_t an, const char *b, size_t bn)
 {
 	size_t i = 0, j = 0;

@@ -140,7 +140,9 @@ typedef enum kt_agent_prop_kind {
 	KT_AGENT_NPROP_KINDS
 } kt_agent_prop_kind;
 
-extern const char *const kt_agent_prop_kind_names[KT_AGENT_NPROP_KINDS]; /* "set_values", ... */
+/* "set_values", "add_constraint", "revise_template", and "unknown" at KT_AGENT_NPROP_KINDS: the
+ * kind of a proposal whose kind was not one of these (it is rejected). */
+extern const char *const kt_agent_prop_kind_names[KT_AGENT_NPROP_KINDS + 1];
 
 /* One proposal of the model.  Every string is owned by the proposal. */
 typedef struct kt_agent_prop {

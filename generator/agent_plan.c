@@ -20,7 +20,8 @@ enum {
 	SUMMARY_FAILURES = 6,
 };
 
-const char *const kt_agent_prop_kind_names[KT_AGENT_NPROP_KINDS] = {"set_values", "add_constraint", "revise_template"};
+const char *const kt_agent_prop_kind_names[KT_AGENT_NPROP_KINDS + 1] = {"set_values", "add_constraint",
+									  "revise_template", "unknown"};
 
 /* ---- parsing ---- */
 
@@ -86,6 +87,7 @@ static int read_values(const cJSON *arr, kt_agent_prop *p)
 static int read_proposal(const cJSON *o, kt_agent_prop *p)
 {
 	p->accepted = 1;
+	p->kind = KT_AGENT_NPROP_KINDS;
 	if (!cJSON_IsObject(o))
 		return reject(p, "a proposal must be a JSON object");
 	const char *kind = str_field(o, "kind"), *reason = str_field(o, "reason");

@@ -12,5 +12,6 @@ int kt_cmd_space(int argc, char **argv);
 int kt_cmd_generate(int argc, char **argv);
 int kt_cmd_tune(int argc, char **argv);
 int kt_cmd_worker(int argc, char **argv);
+int kt_cmd_refactor(int argc, char **argv);
 
 #endif

@@ -451,6 +451,16 @@ def case_ci_flow(w):
     # The same with KT_GPU and KT_REQUIRE_CACHE_HIT from the environment.
     env2 = w.env(KT_CACHE_DIR=ci_user, KT_GPU="NVIDIA H200", KT_REQUIRE_CACHE_HIT="ON")
     w.generate(os.path.join(w.root, "gen-ci-env"), shapes=list(tuned), extra=["--read-only", "--project-cache", w.project], env=env2)
+    # --retune / KT_RETUNE: hits of the matching kernels are ignored (no GPU here: the defaults).
+    for how, origin in ((["--retune=sc*"], "default"), (["--retune=rms*"], "cache:project"), (["--retune"], "default")):
+        d = os.path.join(w.root, "gen-retune")
+        w.generate(d, shapes=list(tuned), extra=["--gpu", "NVIDIA H200", "--read-only", "--project-cache", w.project] + how,
+                   env=env)
+        check({o for _, o in manifest(d).values()} == {origin}, "%s: %s" % (how, manifest(d)))
+    d = os.path.join(w.root, "gen-retune-env")
+    w.generate(d, shapes=list(tuned), extra=["--gpu", "NVIDIA H200", "--read-only", "--project-cache", w.project],
+               env=w.env(KT_CACHE_DIR=ci_user, KT_RETUNE="ON"))
+    check({o for _, o in manifest(d).values()} == {"default"}, "KT_RETUNE=ON: %s" % manifest(d))
     # A shape nobody tuned: an error naming every missing kernel, shape and key.
     p = w.generate(os.path.join(w.root, "gen-ci-miss"), shapes=["n=4096", "n=512", "n=1024"], extra=ci, env=env, check=1)
     for shape in ("n=512", "n=1024"):

@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "record.h"
+#include "space.h"
 
 static const char src[] =
 	"// @kt kernel    scale\n"
@@ -252,6 +253,65 @@ static void test_gpu_doc(void)
 	free(text);
 }
 
+/* Attack: thousands of damaged copies of a good record (bytes flipped, deleted, duplicated,
+ * truncated).  None may crash, and whatever is accepted must be a declared, feasible
+ * configuration: a damaged record is never a wrong launch. */
+static void test_mutations(void)
+{
+	kt_tune_result r;
+	make_result(&r);
+	kt_key k = {0};
+	make_key(&k, "-O3");
+	kt_err err = {0};
+	char *good = kt_record_json(&k, t, shape, &gpu, &r, &err);
+	size_t len = strlen(good);
+	static const char alphabet[] = "{}[]\":,0123456789.-eE truefalsn\\\n\x01\xff";
+	unsigned seed = 12345;
+	long accepted = 0;
+	char *buf = kt_xmalloc(2 * len + 2);
+	for (int round = 0; round < 4000; round++) {
+		memcpy(buf, good, len + 1);
+		size_t n = len;
+		for (int edits = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 4; edits > 0 && n > 0; edits--) {
+			seed = seed * 1103515245u + 12345u;
+			size_t at = (seed >> 8) % n;
+			switch ((seed >> 4) % 4) {
+			case 0: /* replace a byte */
+				buf[at] = alphabet[(seed >> 12) % (sizeof alphabet - 1)];
+				break;
+			case 1: /* delete a byte */
+				memmove(buf + at, buf + at + 1, n - at);
+				n--;
+				break;
+			case 2: /* duplicate a run */
+				if (n + 8 < 2 * len) {
+					memmove(buf + at + 8, buf + at, n - at + 1);
+					n += 8;
+				}
+				break;
+			default: /* truncate */
+				n = at;
+				buf[n] = '\0';
+			}
+		}
+		uint16_t cfg[8];
+		kt_record rec;
+		if (kt_record_read(buf, n, &rec, &err) == 0 && kt_record_match(&rec, &k, t, shape, cfg, &err) == 0) {
+			accepted++;
+			for (int i = 0; i < t->nparams; i++)
+				CHECK(cfg[i] < t->params[i].nvals);
+			CHECK(kt_space_feasible(t, shape, cfg));
+		}
+		kt_record_free(&rec);
+	}
+	/* Edits inside numbers or unchecked values keep some records acceptable; most are refused. */
+	CHECK(accepted < 4000);
+	free(buf);
+	free(good);
+	kt_key_free(&k);
+	kt_tune_result_free(&r);
+}
+
 int main(void)
 {
 	kt_buf diags = {0};
@@ -264,6 +324,7 @@ int main(void)
 	test_round_trip();
 	test_field_mismatch();
 	test_gpu_doc();
+	test_mutations();
 	kt_tmpl_free(t);
 	kt_buf_free(&diags);
 	return check_done();

@@ -274,23 +274,47 @@ void kt_record_free(kt_record *r)
 	memset(r, 0, sizeof *r);
 }
 
-/* The name of the first line that differs between two field texts. */
+/* One "name=value" line of a field text: its name and value as (pointer, length). */
+typedef struct field_line {
+	const char *name, *value;
+	int nname, nvalue;
+} field_line;
+
+/* Splits the line at *text and moves *text past it.  0 at the end of the text. */
+static int next_field(const char **text, field_line *f)
+{
+	if (!**text)
+		return 0;
+	size_t n = strcspn(*text, "\n"), eq = strcspn(*text, "=\n");
+	f->name = *text;
+	f->nname = (int)eq;
+	f->value = eq < n ? *text + eq + 1 : *text + n;
+	f->nvalue = eq < n ? (int)(n - eq - 1) : 0;
+	*text += n + ((*text)[n] != 0);
+	return 1;
+}
+
+/* Describes the first field in which two field texts differ. */
 static void first_difference(const char *got, const char *want, kt_buf *out)
 {
-	while (*got || *want) {
-		size_t ng = strcspn(got, "\n"), nw = strcspn(want, "\n");
-		if (ng != nw || memcmp(got, want, ng) != 0) {
-			size_t n = strcspn(want, "=\n");
-			if (!*want)
-				n = strcspn(got, "=\n");
-			const char *name = *want ? want : got;
-			kt_buf_printf(out, "field %.*s is '%.*s' in the record, '%.*s' expected", (int)n, name,
-				      ng > n ? (int)(ng - n - 1) : 0, got + (ng > n ? n + 1 : ng),
-				      nw > n ? (int)(nw - n - 1) : 0, want + (nw > n ? n + 1 : nw));
+	field_line g, w;
+	for (;;) {
+		int hg = next_field(&got, &g), hw = next_field(&want, &w);
+		if (!hg && !hw)
+			return;
+		if (!hw) {
+			kt_buf_printf(out, "the record has an extra field %.*s", g.nname, g.name);
 			return;
 		}
-		got += ng + (got[ng] != 0);
-		want += nw + (want[nw] != 0);
+		if (!hg || g.nname != w.nname || memcmp(g.name, w.name, (size_t)g.nname) != 0) {
+			kt_buf_printf(out, "field %.*s is missing from the record", w.nname, w.name);
+			return;
+		}
+		if (g.nvalue != w.nvalue || memcmp(g.value, w.value, (size_t)g.nvalue) != 0) {
+			kt_buf_printf(out, "field %.*s is '%.*s' in the record, '%.*s' expected", w.nname, w.name,
+				      g.nvalue, g.value, w.nvalue, w.value);
+			return;
+		}
 	}
 }
 

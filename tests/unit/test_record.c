@@ -232,6 +232,16 @@ static void test_field_mismatch(void)
 	uint16_t cfg[8];
 	CHECK(kt_record_match(&rec, &b, t, shape, cfg, &err) == -1);
 	CHECK(strstr(err.msg, "field flags is '-O3' in the record, '-O2' expected") != NULL);
+	/* A field the record lacks (the template gained a header since). */
+	kt_key c = {0};
+	snprintf(c.hex, sizeof c.hex, "%s", a.hex);
+	const char *after = strstr(kt_buf_str(&a.fields), "\nparam.") + 1;
+	kt_buf_add(&c.fields, a.fields.data, (size_t)(after - a.fields.data));
+	kt_buf_puts(&c.fields, "include.0=x.cuh xxh128:00\n");
+	kt_buf_puts(&c.fields, after);
+	CHECK(kt_record_match(&rec, &c, t, shape, cfg, &err) == -1);
+	CHECK(strstr(err.msg, "field include.0 is missing from the record") != NULL);
+	kt_key_free(&c);
 	kt_record_free(&rec);
 	free(text);
 	kt_key_free(&a);

@@ -446,6 +446,7 @@ int kt_cache_store(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t
 
 struct gpu_search {
 	const char *name;
+	int plain;        /* name needs no escaping in JSON, so a record of it contains it verbatim */
 	kt_gpu_id best;
 	char date[32];
 	int found;
@@ -457,8 +458,9 @@ static int visit_gpu(void *ctx, const char *path, const char *key)
 	struct gpu_search *s = ctx;
 	kt_buf text = {0};
 	kt_record r = {0};
-	if (kt_read_file(path, &text, NULL) == 0 && kt_record_read(text.data, text.len, &r, NULL) == 0 &&
-	    !strcmp(r.gpu.name, s->name)) {
+	/* Most records are of other GPUs: a substring test spares parsing them. */
+	if (kt_read_file(path, &text, NULL) == 0 && (!s->plain || strstr(text.data, s->name)) &&
+	    kt_record_read(text.data, text.len, &r, NULL) == 0 && !strcmp(r.gpu.name, s->name)) {
 		const char *date = r.date ? r.date : "";
 		if (!s->found || strcmp(date, s->date) > 0) {
 			s->best = r.gpu;
@@ -495,7 +497,9 @@ static int find_gpu_remote(kt_cache *c, const char *name, kt_gpu_id *out)
 
 int kt_cache_find_gpu(kt_cache *c, const char *name, kt_gpu_id *out)
 {
-	struct gpu_search s = {.name = name};
+	struct gpu_search s = {.name = name, .plain = 1};
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		s.plain &= *p >= 0x20 && *p != '"' && *p != '\\' && *p != '/' && *p < 0x7f;
 	for (int i = 0; i < KT_NTIERS; i++)
 		if (c->dir[i])
 			kt_cache_each(c->dir[i], visit_gpu, &s);

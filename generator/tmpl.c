@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "cusrc.h"
 #include "diag.h"
 
 #define MAX_ERRORS 50        /* diagnostics shown for one template */
@@ -24,10 +24,8 @@
 #define MAX_REQS 256         /* constraints of one template */
 #define MAX_TYPES 16         /* type symbols of one template */
 #define MAX_VALUES 65535     /* values of one parameter (indices are uint16_t) */
-#define MAX_INCLUDES 256     /* local headers followed */
-#define MAX_INCLUDE_DEPTH 32 /* nesting of local headers */
-#define MAX_GLOBALS 256      /* __global__ functions remembered from the source */
 #define MAX_DIMS 3           /* grid and block dimensions */
+#define MAX_LISTED 16        /* values listed in a message */
 #define DEFAULT_TOL 1e-3     /* atol and rtol without a tolerance directive */
 
 const kt_etype_info kt_etypes[KT_NETYPES] = {
@@ -122,10 +120,6 @@ struct pctx {
 	const char *req_text[MAX_REQS];
 	kt_loc req_loc[MAX_REQS];
 	int nreq;
-	/* __global__ functions of the source */
-	const char *globals[MAX_GLOBALS];
-	size_t globals_len[MAX_GLOBALS];
-	int nglobals;
 	size_t kernel_off, reference_off, type_off[MAX_TYPES];
 	int arg_errors; /* errors in arg directives */
 };
@@ -655,14 +649,14 @@ static int parse_default(pctx *pc, size_t *pos, size_t end, kt_param *p, const v
 	if (p->def < l->n)
 		return 0;
 	kt_buf vals = {0};
-	for (int i = 0; i < l->n && i < 16; i++) {
+	for (int i = 0; i < l->n && i < MAX_LISTED; i++) {
 		if (p->type == KT_PINT)
 			kt_buf_printf(&vals, "%s%lld", i ? ", " : "", (long long)l->v[i]);
 		else
 			kt_buf_printf(&vals, "%s%s", i ? ", " : "", p->type == KT_PBOOL ? (l->v[i] ? "true" : "false") : l->names[i]);
 	}
 	error_at(pc, off, "the default is not one of the values of '%s' (expected one of: %s%s)", p->name,
-		 kt_buf_str(&vals), l->n > 16 ? ", ..." : "");
+		 kt_buf_str(&vals), l->n > MAX_LISTED ? ", ..." : "");
 	kt_buf_free(&vals);
 	return -1;
 }
@@ -1066,7 +1060,7 @@ static void d_tolerance(pctx *pc, const dline *d)
 	pc->t->rtol = rtol;
 }
 
-/* ---- the source: directives, __global__ functions, includes ---- */
+/* ---- the source: directive lines ---- */
 
 static int find_dir(const char *s, size_t n)
 {
@@ -1141,146 +1135,11 @@ static void scan_directives(pctx *pc)
 	}
 }
 
-/* Skips a comment, string or character literal at i; returns the index after it (or i). */
-static size_t skip_c_noise(const char *s, size_t i, size_t n)
-{
-	if (i + 1 < n && s[i] == '/' && s[i + 1] == '/') {
-		while (i < n && s[i] != '\n')
-			i++;
-	} else if (i + 1 < n && s[i] == '/' && s[i + 1] == '*') {
-		for (i += 2; i + 1 < n && !(s[i] == '*' && s[i + 1] == '/'); i++)
-			;
-		i = i + 2 < n ? i + 2 : n;
-	} else if (s[i] == '"' || s[i] == '\'') {
-		char q = s[i++];
-		while (i < n && s[i] != q && s[i] != '\n')
-			i += s[i] == '\\' ? 2 : 1;
-		i = i < n ? i + 1 : n;
-	}
-	return i;
-}
-
-/* Collects the names of __global__ functions: after `__global__`, the last name before the first
- * '(' that does not belong to an attribute like __launch_bounds__(...). */
-static void scan_globals(pctx *pc)
-{
-	const char *s = pc->src;
-	size_t n = pc->len;
-	for (size_t i = 0; i < n;) {
-		size_t j = skip_c_noise(s, i, n);
-		if (j != i) {
-			i = j;
-			continue;
-		}
-		if (!is_id0(s[i]) || (i > 0 && is_id(s[i - 1]))) {
-			i++;
-			continue;
-		}
-		size_t len = ident_len(pc, i, n);
-		i += len;
-		if (!word_is(pc, i - len, len, "__global__"))
-			continue;
-		size_t last = 0, lastn = 0;
-		while (i < n && s[i] != ';' && s[i] != '{') {
-			if (is_id0(s[i])) {
-				last = i;
-				lastn = ident_len(pc, i, n);
-				i += lastn;
-			} else if (s[i] == '(' && lastn >= 2 && s[last] == '_' && s[last + 1] == '_') {
-				for (int depth = 0; i < n; i++) { /* an attribute's arguments */
-					depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
-					if (depth == 0)
-						break;
-				}
-				i++;
-				lastn = 0;
-			} else if (s[i] == '(') {
-				break;
-			} else {
-				i++;
-			}
-		}
-		if (lastn && pc->nglobals < MAX_GLOBALS) {
-			pc->globals[pc->nglobals] = s + last;
-			pc->globals_len[pc->nglobals++] = lastn;
-		}
-	}
-}
-
-static int is_global(const pctx *pc, const char *name)
-{
-	for (int i = 0; i < pc->nglobals; i++)
-		if (strlen(name) == pc->globals_len[i] && !memcmp(name, pc->globals[i], pc->globals_len[i]))
-			return 1;
-	return 0;
-}
-
-typedef struct incl {
-	kt_arena *a;
-	const char **paths;
-	dev_t *dev; /* device and inode of each, to stop cycles */
-	ino_t *ino;
-	int n;
-} incl;
-
-static void scan_includes(incl *in, const char *text, size_t len, const char *dir, int depth)
-{
-	for (size_t bol = 0; bol < len;) {
-		size_t eol = bol;
-		while (eol < len && text[eol] != '\n')
-			eol++;
-		size_t p = bol;
-		while (p < eol && is_blank(text[p]))
-			p++;
-		if (p < eol && text[p] == '#') {
-			p++;
-			while (p < eol && is_blank(text[p]))
-				p++;
-			if (eol - p > 7 && !memcmp(text + p, "include", 7)) {
-				p += 7;
-				while (p < eol && is_blank(text[p]))
-					p++;
-				size_t q = p + 1;
-				while (q < eol && text[q] != '"')
-					q++;
-				if (p < eol && text[p] == '"' && q < eol && q > p + 1 && in->n < MAX_INCLUDES) {
-					char *name = kt_arena_strndup(in->a, text + p + 1, q - p - 1);
-					char *path = kt_path_join(dir, name);
-					struct stat st;
-					int ok = stat(path, &st) == 0 && S_ISREG(st.st_mode);
-					for (int i = 0; ok && i < in->n; i++)
-						ok = !(in->dev[i] == st.st_dev && in->ino[i] == st.st_ino);
-					if (ok) {
-						in->paths[in->n] = kt_arena_strdup(in->a, path);
-						in->dev[in->n] = st.st_dev;
-						in->ino[in->n++] = st.st_ino;
-						kt_buf hdr = {0};
-						if (depth < MAX_INCLUDE_DEPTH && kt_read_file(path, &hdr, NULL) == 0) {
-							char *hdir = kt_path_dir(path);
-							scan_includes(in, hdr.data, hdr.len, hdir, depth + 1);
-							free(hdir);
-						}
-						kt_buf_free(&hdr);
-					}
-					free(path);
-				}
-			}
-		}
-		bol = eol + 1;
-	}
-}
-
 static void find_includes(pctx *pc)
 {
-	incl in = {pc->a, kt_arena_alloc(pc->a, sizeof(char *) * MAX_INCLUDES), kt_xcalloc(MAX_INCLUDES, sizeof(dev_t)),
-		   kt_xcalloc(MAX_INCLUDES, sizeof(ino_t)), 0};
-	char *dir = kt_path_dir(pc->t->path);
-	scan_includes(&in, pc->src, pc->len, dir, 0);
-	free(dir);
-	free(in.dev);
-	free(in.ino);
-	pc->t->nincludes = in.n;
-	pc->t->includes = in.paths;
+	const char **paths;
+	pc->t->nincludes = kt_cusrc_includes(pc->a, pc->t->path, pc->src, pc->len, &paths);
+	pc->t->includes = paths;
 }
 
 /* ---- checks across directives ---- */
@@ -1320,10 +1179,10 @@ static void check_shapes_passed(pctx *pc)
 static void check_globals(pctx *pc)
 {
 	kt_tmpl *t = pc->t;
-	if (t->kernel && !is_global(pc, t->kernel))
+	if (t->kernel && !kt_cusrc_has_global(pc->src, pc->len, t->kernel))
 		error_at(pc, pc->kernel_off, "kernel '%s' is not defined in this file (expected a __global__ function of that name)",
 			 t->kernel);
-	if (t->reference && !is_global(pc, t->reference))
+	if (t->reference && !kt_cusrc_has_global(pc->src, pc->len, t->reference))
 		error_at(pc, pc->reference_off,
 			 "reference kernel '%s' is not defined in this file (expected a __global__ function of that name)",
 			 t->reference);
@@ -1433,7 +1292,6 @@ kt_tmpl *kt_tmpl_parse_text(const char *path, const char *text, size_t len, cons
 	apply_type_opts(pc);
 	build_scope(pc);
 	run_pass(pc, 2);
-	scan_globals(pc);
 	check_required(pc);
 	check_shapes_passed(pc);
 	check_globals(pc);
@@ -1468,268 +1326,4 @@ void kt_tmpl_free(kt_tmpl *t)
 {
 	if (t)
 		kt_arena_free(t->arena);
-}
-
-/* ---- shapes and configurations as text ---- */
-
-/* Splits "a=1,b=2" (commas or blanks) into items; calls fn for each NAME=VALUE. */
-static int each_item(const char *spec, int (*fn)(void *ctx, const char *name, size_t n, const char *val, size_t vn, kt_err *err),
-		     void *ctx, kt_err *err)
-{
-	const char *p = spec;
-	for (;;) {
-		while (*p == ',' || *p == ' ' || *p == '\t')
-			p++;
-		if (!*p)
-			return 0;
-		const char *s = p;
-		while (*p && *p != ',' && *p != ' ' && *p != '\t')
-			p++;
-		const char *eq = memchr(s, '=', (size_t)(p - s));
-		if (!eq)
-			return kt_fail(err, "'%.*s' is not NAME=VALUE", (int)(p - s), s);
-		if (fn(ctx, s, (size_t)(eq - s), eq + 1, (size_t)(p - eq - 1), err) != 0)
-			return -1;
-	}
-}
-
-static int find_name(const char *const *names, int n, const char *s, size_t len)
-{
-	for (int i = 0; i < n; i++)
-		if (strlen(names[i]) == len && !memcmp(names[i], s, len))
-			return i;
-	return -1;
-}
-
-static void join_names(const char *const *names, int n, kt_buf *out)
-{
-	for (int i = 0; i < n; i++)
-		kt_buf_printf(out, "%s%s", i ? ", " : "", names[i]);
-}
-
-static int unknown_item(const char *what, const char *const *names, int n, const char *s, size_t len, kt_err *err)
-{
-	const char *near = kt_diag_closest(s, len, names, n);
-	if (near)
-		return kt_fail(err, "unknown %s '%.*s'; did you mean '%s'?", what, (int)len, s, near);
-	kt_buf all = {0};
-	join_names(names, n, &all);
-	kt_fail(err, "unknown %s '%.*s' (expected one of: %s)", what, (int)len, s, n ? all.data : "none declared");
-	kt_buf_free(&all);
-	return -1;
-}
-
-struct shape_ctx {
-	const kt_tmpl *t;
-	int64_t *vals;
-	int given[KT_MAX_SLOTS];
-};
-
-static int shape_item(void *ctx, const char *name, size_t n, const char *val, size_t vn, kt_err *err)
-{
-	struct shape_ctx *c = ctx;
-	int i = find_name(c->t->shapes, c->t->nshapes, name, n);
-	if (i < 0)
-		return unknown_item("shape symbol", c->t->shapes, c->t->nshapes, name, n, err);
-	if (c->given[i])
-		return kt_fail(err, "shape symbol '%s' is given twice", c->t->shapes[i]);
-	if (kt_parse_i64(val, vn, &c->vals[i]) != 0 || c->vals[i] < 0)
-		return kt_fail(err, "bad value '%.*s' for '%s' (expected a non-negative integer)", (int)vn, val, c->t->shapes[i]);
-	c->given[i] = 1;
-	return 0;
-}
-
-int kt_tmpl_parse_shape(const kt_tmpl *t, const char *spec, int64_t *vals, kt_err *err)
-{
-	struct shape_ctx c = {t, vals, {0}};
-	if (each_item(spec, shape_item, &c, err) != 0)
-		return -1;
-	for (int i = 0; i < t->nshapes; i++)
-		if (!c.given[i])
-			return kt_fail(err, "shape '%s' does not give '%s' (expected NAME=VALUE for each shape symbol)", spec,
-				       t->shapes[i]);
-	return 0;
-}
-
-void kt_tmpl_format_shape(const kt_tmpl *t, const int64_t *vals, kt_buf *out)
-{
-	for (int i = 0; i < t->nshapes; i++)
-		kt_buf_printf(out, "%s%s=%lld", i ? "," : "", t->shapes[i], (long long)vals[i]);
-}
-
-static void put_value(const kt_param *p, int idx, kt_buf *out)
-{
-	if (p->type == KT_PCHOICE)
-		kt_buf_puts(out, p->choices[idx]);
-	else if (p->type == KT_PBOOL)
-		kt_buf_puts(out, p->vals[idx] ? "true" : "false");
-	else
-		kt_buf_printf(out, "%lld", (long long)p->vals[idx]);
-}
-
-void kt_tmpl_format_config(const kt_tmpl *t, const uint16_t *cfg, kt_buf *out)
-{
-	for (int i = 0; i < t->nparams; i++) {
-		kt_buf_printf(out, "%s%s=", i ? "," : "", t->params[i].name);
-		put_value(&t->params[i], cfg[i], out);
-	}
-}
-
-struct config_ctx {
-	const kt_tmpl *t;
-	uint16_t *cfg;
-	int given[KT_MAX_SLOTS];
-	const char *names[KT_MAX_SLOTS];
-};
-
-static int value_index(const kt_param *p, const char *val, size_t vn)
-{
-	for (int i = 0; i < p->nvals; i++) {
-		kt_buf b = {0};
-		put_value(p, i, &b);
-		int same = b.len == vn && !memcmp(b.data, val, vn);
-		kt_buf_free(&b);
-		if (same)
-			return i;
-	}
-	return -1;
-}
-
-static int config_item(void *ctx, const char *name, size_t n, const char *val, size_t vn, kt_err *err)
-{
-	struct config_ctx *c = ctx;
-	int i = find_name(c->names, c->t->nparams, name, n);
-	if (i < 0)
-		return unknown_item("parameter", c->names, c->t->nparams, name, n, err);
-	const kt_param *p = &c->t->params[i];
-	if (c->given[i])
-		return kt_fail(err, "parameter '%s' is given twice", p->name);
-	int v = value_index(p, val, vn);
-	if (v < 0) {
-		kt_buf all = {0};
-		for (int k = 0; k < p->nvals && k < 16; k++) {
-			kt_buf_puts(&all, k ? ", " : "");
-			put_value(p, k, &all);
-		}
-		kt_fail(err, "'%.*s' is not a value of '%s' (expected one of: %s%s)", (int)vn, val, p->name, kt_buf_str(&all),
-			p->nvals > 16 ? ", ..." : "");
-		kt_buf_free(&all);
-		return -1;
-	}
-	c->cfg[i] = (uint16_t)v;
-	c->given[i] = 1;
-	return 0;
-}
-
-int kt_tmpl_parse_config(const kt_tmpl *t, const char *spec, uint16_t *cfg, kt_err *err)
-{
-	struct config_ctx c = {t, cfg, {0}, {0}};
-	for (int i = 0; i < t->nparams; i++)
-		c.names[i] = t->params[i].name;
-	if (each_item(spec, config_item, &c, err) != 0)
-		return -1;
-	for (int i = 0; i < t->nparams; i++)
-		if (!c.given[i])
-			return kt_fail(err, "configuration '%s' does not give '%s' (expected a value for every parameter)", spec,
-				       t->params[i].name);
-	return 0;
-}
-
-void kt_tmpl_default_config(const kt_tmpl *t, uint16_t *cfg)
-{
-	for (int i = 0; i < t->nparams; i++)
-		cfg[i] = (uint16_t)t->params[i].def;
-}
-
-/* ---- evaluation ---- */
-
-void kt_tmpl_env(const kt_tmpl *t, const int64_t *shape, const uint16_t *cfg, kt_val *env)
-{
-	for (int i = 0; i < KT_MAX_SLOTS; i++)
-		env[i] = kt_int(0);
-	for (int i = 0; i < t->nshapes; i++)
-		env[i] = kt_int(shape[i]);
-	for (int i = 0; i < t->nparams; i++)
-		env[t->params[i].slot] = kt_int(t->params[i].vals[cfg ? cfg[i] : t->params[i].def]);
-}
-
-int kt_tmpl_violated(const kt_tmpl *t, const kt_val *env)
-{
-	for (int i = 0; i < t->nreq; i++) {
-		kt_val v;
-		char msg[256];
-		if (kt_expr_eval(t->req[i], env, &v, msg, sizeof msg) != 0 || !kt_val_truthy(v))
-			return i;
-	}
-	return -1;
-}
-
-/* Evaluates an integer launch figure; `what` names it in messages. */
-static int eval_int(const kt_tmpl *t, const kt_expr *e, const kt_val *env, const char *what, int64_t min, int64_t *out,
-		    kt_err *err)
-{
-	kt_val v;
-	char msg[256];
-	kt_buf canon = {0};
-	kt_expr_canon(e, &t->scope, &canon);
-	int rc = 0;
-	if (kt_expr_eval(e, env, &v, msg, sizeof msg) != 0)
-		rc = kt_fail(err, "%s: %s = %s: %s", t->path, what, canon.data, msg);
-	else if (v.type != KT_VINT)
-		rc = kt_fail(err, "%s: %s = %s is %g at this configuration (expected an integer)", t->path, what, canon.data, v.f);
-	else if (v.i < min)
-		rc = kt_fail(err, "%s: %s = %s is %lld at this configuration (expected %s)", t->path, what, canon.data,
-			     (long long)v.i, min > 0 ? "a positive integer" : "a non-negative integer");
-	else
-		*out = v.i;
-	kt_buf_free(&canon);
-	return rc;
-}
-
-static int eval_float(const kt_tmpl *t, const kt_expr *e, const kt_val *env, const char *what, double *out, kt_err *err)
-{
-	kt_val v;
-	char msg[256];
-	if (!e) {
-		*out = 0;
-		return 0;
-	}
-	if (kt_expr_eval(e, env, &v, msg, sizeof msg) != 0)
-		return kt_fail(err, "%s: %s: %s", t->path, what, msg);
-	*out = kt_val_f(v);
-	return 0;
-}
-
-int kt_tmpl_launch(const kt_tmpl *t, const kt_val *env, kt_launch *out, kt_err *err)
-{
-	static const char *const gname[MAX_DIMS] = {"grid dimension x", "grid dimension y", "grid dimension z"};
-	static const char *const bname[MAX_DIMS] = {"block dimension x", "block dimension y", "block dimension z"};
-	for (int i = 0; i < MAX_DIMS; i++) {
-		out->grid[i] = out->block[i] = 1;
-		if (t->grid[i] && eval_int(t, t->grid[i], env, gname[i], 1, &out->grid[i], err) != 0)
-			return -1;
-		if (t->block[i] && eval_int(t, t->block[i], env, bname[i], 1, &out->block[i], err) != 0)
-			return -1;
-	}
-	out->smem = 0;
-	if (t->smem && eval_int(t, t->smem, env, "smem", 0, &out->smem, err) != 0)
-		return -1;
-	if (eval_float(t, t->bytes, env, "bytes", &out->bytes, err) != 0 || eval_float(t, t->flops, env, "flops", &out->flops, err) != 0)
-		return -1;
-	return 0;
-}
-
-void kt_tmpl_arglist(const kt_tmpl *t, int c_header, kt_buf *out)
-{
-	for (int i = 0; i < t->nargs; i++) {
-		const kt_arg *a = &t->args[i];
-		const kt_etype_info *e = &kt_etypes[a->type];
-		const char *ty = c_header ? e->c : e->cxx;
-		if (i)
-			kt_buf_puts(out, ", ");
-		if (a->role == KT_SCALAR)
-			kt_buf_printf(out, "%s %s", ty, a->name);
-		else
-			kt_buf_printf(out, "%s%s* %s", a->role == KT_IN ? "const " : "", ty, a->name);
-	}
 }

@@ -1,0 +1,179 @@
+/* cusrc.c - scanning CUDA source for __global__ functions and local includes (see cusrc.h). */
+#include "cusrc.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_INCLUDES 256     /* local headers followed */
+#define MAX_INCLUDE_DEPTH 32 /* nesting of local headers */
+
+static int is_id0(char c) { return isalpha((unsigned char)c) || c == '_'; }
+static int is_id(char c) { return isalnum((unsigned char)c) || c == '_'; }
+static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+static size_t ident_len(const char *s, size_t i, size_t n)
+{
+	size_t k = i;
+	while (k < n && is_id(s[k]))
+		k++;
+	return k - i;
+}
+
+/* Skips a comment, string or character literal at i; returns the index after it (or i). */
+static size_t skip_noise(const char *s, size_t i, size_t n)
+{
+	if (i + 1 < n && s[i] == '/' && s[i + 1] == '/') {
+		while (i < n && s[i] != '\n')
+			i++;
+	} else if (i + 1 < n && s[i] == '/' && s[i + 1] == '*') {
+		for (i += 2; i + 1 < n && !(s[i] == '*' && s[i + 1] == '/'); i++)
+			;
+		i = i + 2 < n ? i + 2 : n;
+	} else if (s[i] == '"' || s[i] == '\'') {
+		char q = s[i++];
+		while (i < n && s[i] != q && s[i] != '\n')
+			i += s[i] == '\\' ? 2 : 1;
+		i = i < n ? i + 1 : n;
+	}
+	return i;
+}
+
+/* Skips a parenthesised group starting at the '(' at i; returns the index after its ')'. */
+static size_t skip_group(const char *s, size_t i, size_t n)
+{
+	for (int depth = 0; i < n; i++) {
+		depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+		if (depth == 0)
+			return i + 1;
+	}
+	return n;
+}
+
+/* After `__global__` at i: the function's name is the last name before the first '(' that does
+ * not open the arguments of an attribute (a name starting with "__").  0 when there is none. */
+static size_t global_name(const char *s, size_t i, size_t n, size_t *at)
+{
+	size_t last = 0, lastn = 0;
+	while (i < n && s[i] != ';' && s[i] != '{') {
+		if (is_id0(s[i])) {
+			last = i;
+			lastn = ident_len(s, i, n);
+			i += lastn;
+		} else if (s[i] == '(' && lastn >= 2 && s[last] == '_' && s[last + 1] == '_') {
+			i = skip_group(s, i, n);
+			lastn = 0;
+		} else if (s[i] == '(') {
+			break;
+		} else {
+			i++;
+		}
+	}
+	*at = last;
+	return lastn;
+}
+
+int kt_cusrc_has_global(const char *s, size_t n, const char *name)
+{
+	size_t want = strlen(name);
+	for (size_t i = 0; i < n;) {
+		size_t j = skip_noise(s, i, n);
+		if (j != i || !is_id0(s[i]) || (i > 0 && is_id(s[i - 1]))) {
+			i = j != i ? j : i + 1;
+			continue;
+		}
+		size_t len = ident_len(s, i, n), at;
+		i += len;
+		if (len != 10 || memcmp(s + i - len, "__global__", 10) != 0)
+			continue;
+		size_t nl = global_name(s, i, n, &at);
+		if (nl == want && !memcmp(s + at, name, want))
+			return 1;
+	}
+	return 0;
+}
+
+/* The file name of an `#include "name"` line s[0..n), or NULL. */
+static const char *include_name(const char *s, size_t n, size_t *len)
+{
+	size_t p = 0;
+	while (p < n && is_blank(s[p]))
+		p++;
+	if (p == n || s[p++] != '#')
+		return NULL;
+	while (p < n && is_blank(s[p]))
+		p++;
+	if (n - p < 7 || memcmp(s + p, "include", 7) != 0)
+		return NULL;
+	for (p += 7; p < n && is_blank(s[p]); p++)
+		;
+	size_t q = p + 1;
+	while (q < n && s[q] != '"')
+		q++;
+	if (p >= n || s[p] != '"' || q >= n || q == p + 1)
+		return NULL;
+	*len = q - p - 1;
+	return s + p + 1;
+}
+
+typedef struct incl {
+	kt_arena *a;
+	const char **paths;
+	dev_t dev[MAX_INCLUDES]; /* device and inode of each, so each file is followed once */
+	ino_t ino[MAX_INCLUDES];
+	int n;
+} incl;
+
+static void scan(incl *in, const char *text, size_t len, const char *dir, int depth);
+
+/* Records dir/name when it is a file not seen before, and follows its includes. */
+static void follow(incl *in, const char *dir, const char *name, size_t namelen, int depth)
+{
+	char *rel = kt_arena_strndup(in->a, name, namelen);
+	char *path = kt_path_join(dir, rel);
+	struct stat st;
+	int fresh = in->n < MAX_INCLUDES && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	for (int i = 0; fresh && i < in->n; i++)
+		fresh = !(in->dev[i] == st.st_dev && in->ino[i] == st.st_ino);
+	if (fresh) {
+		in->paths[in->n] = kt_arena_strdup(in->a, path);
+		in->dev[in->n] = st.st_dev;
+		in->ino[in->n++] = st.st_ino;
+		kt_buf hdr = {0};
+		if (depth < MAX_INCLUDE_DEPTH && kt_read_file(path, &hdr, NULL) == 0) {
+			char *hdir = kt_path_dir(path);
+			scan(in, hdr.data, hdr.len, hdir, depth + 1);
+			free(hdir);
+		}
+		kt_buf_free(&hdr);
+	}
+	free(path);
+}
+
+static void scan(incl *in, const char *text, size_t len, const char *dir, int depth)
+{
+	for (size_t bol = 0; bol < len;) {
+		size_t eol = bol, n;
+		while (eol < len && text[eol] != '\n')
+			eol++;
+		const char *name = include_name(text + bol, eol - bol, &n);
+		if (name)
+			follow(in, dir, name, n, depth);
+		bol = eol + 1;
+	}
+}
+
+int kt_cusrc_includes(kt_arena *a, const char *path, const char *text, size_t len, const char ***paths)
+{
+	incl *in = kt_xcalloc(1, sizeof *in);
+	in->a = a;
+	in->paths = kt_arena_alloc(a, sizeof(char *) * MAX_INCLUDES);
+	char *dir = kt_path_dir(path);
+	scan(in, text, len, dir, 0);
+	free(dir);
+	int n = in->n;
+	*paths = in->paths;
+	free(in);
+	return n;
+}

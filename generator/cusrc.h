@@ -1,0 +1,20 @@
+/* cusrc.h - what kt needs to know about CUDA source text without compiling it: which __global__
+ * functions it defines and which local headers it includes. */
+#ifndef KT_CUSRC_H
+#define KT_CUSRC_H
+
+#include <stddef.h>
+
+#include "util.h"
+
+/* 1 when src[0..len) defines or declares a __global__ function called name (a token scan that
+ * skips comments, strings and attributes like __launch_bounds__(...)); else 0. */
+int kt_cusrc_has_global(const char *src, size_t len, const char *name);
+
+/* The local headers of the file `path` whose text is text[0..len): each `#include "x"` is
+ * resolved relative to the including file's directory, kept when the file exists and followed
+ * recursively (each file once, so cycles end).  Sets *paths to an array in the arena (the
+ * resolved paths, in the order found) and returns how many. */
+int kt_cusrc_includes(kt_arena *a, const char *path, const char *text, size_t len, const char ***paths);
+
+#endif

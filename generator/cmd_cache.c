@@ -351,10 +351,14 @@ static int visit_verify(void *ctx, const char *path, const char *key)
 	kt_buf text = {0};
 	kt_record r = {0};
 	kt_err err = {0};
+	char where[KT_KEY_HEX + 8];
+	snprintf(where, sizeof where, "%.2s/%s.json", key, key);
 	v->records++;
 	if (kt_read_file(path, &text, &err) == 0 && kt_record_read(text.data, text.len, &r, &err) == 0 &&
 	    strcmp(r.key, key) != 0)
 		kt_fail(&err, "holds the record of key %s", r.key);
+	else if (!err.msg[0] && strcmp(path + strlen(path) - strlen(where), where) != 0)
+		kt_fail(&err, "lies outside its directory %.2s/, where no lookup finds it", key);
 	if (err.msg[0]) {
 		v->bad++;
 		printf("bad %s %s: %s%s\n", v->tier, path, err.msg, v->remove ? " (removed)" : "");

@@ -516,6 +516,15 @@ def case_tools(w):
     check("bad user" in p.stdout and "2 records, 1 bad" in p.stdout, "verify:\n" + p.stdout)
     w.run([w.kt, "cache", "verify", "--remove"], check=1)
     w.run([w.kt, "cache", "verify"], check=0)
+    # a whole record in the wrong fan-out directory is found out too
+    good = record_files(w.user)[0]
+    name = os.path.basename(good)
+    wrong = os.path.join(w.user, "v1", "00" if not name.startswith("00") else "01", name)
+    os.makedirs(os.path.dirname(wrong), exist_ok=True)
+    shutil.copy(good, wrong)
+    p = w.run([w.kt, "cache", "verify"], check=1)
+    check("lies outside its directory" in p.stdout, "verify of a misplaced record:\n" + p.stdout)
+    os.unlink(wrong)
     # promote, twice (the second copies nothing)
     p = w.run([w.kt, "cache", "promote", "--to", w.project], check=0)
     check("promoted 1 record" in p.stdout, "promote:\n" + p.stdout)

@@ -200,4 +200,14 @@ typedef struct kt_plan_req {
  * transcript (may be NULL) receives the JSON transcript either way. */
 int kt_agent_plan(kt_llm *llm, const kt_plan_req *req, kt_agent_props *out, kt_buf *transcript, kt_err *err);
 
+/* The planner between two tuning rounds, as cfg->mode selects: off proposes nothing; builtin is
+ * kt_planner_propose; llm asks the model (kt_agent_plan on r's summary) and returns its accepted
+ * set_values and add_constraint proposals in out, and the first accepted revised template in
+ * *revision (owned; NULL when none).  When the model fails (no endpoint, no usable answer, budget
+ * spent), the built-in planner answers instead and note says why.  transcript (may be NULL) gets
+ * the model's transcript.  0, or -1 with err only when the built-in planner fails. */
+int kt_agent_propose(const kt_agent_cfg *cfg, kt_llm *llm, const kt_tmpl *t, const int64_t *shape,
+		     const kt_agent_target *g, const kt_tune_result *r, kt_plan *out, char **revision, kt_buf *note,
+		     kt_buf *transcript, kt_err *err);
+
 #endif

@@ -662,3 +662,40 @@ int kt_agent_plan(kt_llm *llm, const kt_plan_req *req, kt_agent_props *out, kt_b
 	kt_buf_free(&problem);
 	return rc;
 }
+
+/* ---- the planner between rounds ---- */
+
+int kt_agent_propose(const kt_agent_cfg *cfg, kt_llm *llm, const kt_tmpl *t, const int64_t *shape,
+		     const kt_agent_target *g, const kt_tune_result *r, kt_plan *out, char **revision, kt_buf *note,
+		     kt_buf *transcript, kt_err *err)
+{
+	*revision = NULL;
+	*out = (kt_plan){0};
+	if (cfg->mode == KT_AGENT_OFF)
+		return 0;
+	if (cfg->mode == KT_AGENT_LLM && !llm)
+		kt_buf_puts(note, "no LLM client (set KT_LLM_BASE_URL and KT_LLM_MODEL); the built-in planner answers");
+	if (cfg->mode == KT_AGENT_LLM && llm) {
+		kt_buf summary = {0};
+		kt_agent_summary(t, shape, r, &summary);
+		kt_plan_req req = {t, shape, 1, g, kt_buf_str(&summary), 2, cfg->tokens};
+		kt_agent_props ps;
+		kt_err e = {0};
+		int rc = kt_agent_plan(llm, &req, &ps, transcript, &e);
+		kt_buf_free(&summary);
+		if (rc == 0) {
+			kt_agent_props_to_plan(&ps, out);
+			for (int i = 0; i < ps.n && !*revision; i++)
+				if (ps.v[i].accepted && ps.v[i].kind == KT_AGENT_REVISE_TEMPLATE)
+					*revision = kt_xstrdup(ps.v[i].new_src);
+			for (int i = 0; i < ps.n; i++)
+				if (!ps.v[i].accepted)
+					kt_buf_printf(note, "rejected %s: %s\n", kt_agent_prop_kind_names[ps.v[i].kind], ps.v[i].why);
+			kt_agent_props_free(&ps);
+			return 0;
+		}
+		kt_agent_props_free(&ps);
+		kt_buf_printf(note, "the LLM planner failed (%s); the built-in planner answers", e.msg);
+	}
+	return kt_planner_propose(t, shape, &g->id, r->evals, r->nevals, out, err);
+}

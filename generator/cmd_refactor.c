@@ -62,13 +62,18 @@ static int read_lang_ref(const char *given, kt_buf *out, char **used, kt_err *er
 		const char *d = getenv("KT_DOC_DIR");
 		if (d && *d)
 			cands[n++] = kt_path_join(d, name);
+#ifdef KT_INSTALL_DOC_DIR
 		char *ed = exe_dir();
 		if (ed) {
 			kt_buf p = {0};
-			kt_buf_printf(&p, "%s/../share/doc/kt/%s", ed, name);
+			if (KT_INSTALL_DOC_DIR[0] == '/')
+				kt_buf_printf(&p, "%s/%s", KT_INSTALL_DOC_DIR, name);
+			else
+				kt_buf_printf(&p, "%s/../%s/%s", ed, KT_INSTALL_DOC_DIR, name);
 			cands[n++] = kt_buf_detach(&p);
 			free(ed);
 		}
+#endif
 #ifdef KT_SOURCE_DOC_DIR
 		cands[n++] = kt_path_join(KT_SOURCE_DOC_DIR, name);
 #endif

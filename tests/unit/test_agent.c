@@ -531,6 +531,63 @@ static void test_summary(void)
 	kt_buf_free(&diags);
 }
 
+static void test_propose(void)
+{
+	kt_buf diags = {0}, note = {0};
+	kt_err err = {0};
+	kt_tmpl *t = kt_tmpl_parse_text("p.cu.tmpl", plan_tmpl, strlen(plan_tmpl), NULL, &diags, &err);
+	if (!t)
+		return;
+	kt_agent_target g;
+	kt_agent_target_lookup("H200", &g, NULL);
+	uint16_t c[3][3] = {{0, 0, 0}, {1, 0, 0}, {2, 0, 0}};
+	kt_eval ev[3] = {{c[0], KT_OK, 30.0, 0.1, 16, 0, 0, NULL}, {c[1], KT_OK, 20.0, 0.1, 16, 0, 0, NULL},
+			 {c[2], KT_OK, 10.0, 0.1, 16, 0, 0, NULL}};
+	kt_tune_result r = {.nparams = 3, .nevals = 3, .evals = ev, .best = 2, .strategy = "exhaustive", .budget = 3};
+	int64_t shape[1] = {4096};
+	kt_plan plan;
+	char *rev;
+	kt_agent_cfg cfg = {KT_AGENT_OFF, 2, 0};
+	CHECK_INT(kt_agent_propose(&cfg, NULL, t, shape, &g, &r, &plan, &rev, &note, NULL, &err), 0);
+	CHECK_INT(plan.n, 0);
+	/* builtin: BLOCK's best is its largest value, so the planner extends it. */
+	cfg.mode = KT_AGENT_BUILTIN;
+	CHECK_INT(kt_agent_propose(&cfg, NULL, t, shape, &g, &r, &plan, &rev, &note, NULL, &err), 0);
+	CHECK(plan.n >= 1 && plan.props[0].kind == KT_PROP_EXTEND && plan.props[0].value == 512);
+	kt_plan_free(&plan);
+	/* llm: the model's proposals, in the planner's structure; a revision comes back as text. */
+	const char *const replies[] = {"{\"proposals\":[{\"kind\":\"set_values\",\"param\":\"BLOCK\",\"values\":[256,"
+				       "1024],\"reason\":\"edge\"},{\"kind\":\"set_values\",\"param\":\"X\",\"values\":[1],"
+				       "\"reason\":\"r\"}]}"};
+	script s = {replies, 1, 0, {0}};
+	kt_llm *l = scripted_client(&s);
+	cfg.mode = KT_AGENT_LLM;
+	kt_buf tr = {0};
+	CHECK_INT(kt_agent_propose(&cfg, l, t, shape, &g, &r, &plan, &rev, &note, &tr, &err), 0);
+	CHECK(strstr(s.requests[0], "the best BLOCK, 256, is the largest declared value") != NULL);
+	CHECK_INT(plan.n, 3); /* extend 1024, forbid 64 and 128 */
+	CHECK(plan.n == 3 && plan.props[0].kind == KT_PROP_EXTEND && plan.props[0].value == 1024);
+	CHECK(rev == NULL);
+	CHECK(strstr(kt_buf_str(&note), "rejected set_values: 'X' is outside the declared space") != NULL);
+	kt_plan_free(&plan);
+	kt_llm_free(l);
+	script_free(&s);
+	/* llm that fails: the built-in planner answers, and the note says why. */
+	script s2 = {replies, 0, 0, {0}};
+	l = scripted_client(&s2);
+	kt_buf_reset(&note);
+	CHECK_INT(kt_agent_propose(&cfg, l, t, shape, &g, &r, &plan, &rev, &note, NULL, &err), 0);
+	CHECK(plan.n >= 1 && plan.props[0].kind == KT_PROP_EXTEND && plan.props[0].value == 512);
+	CHECK(strstr(kt_buf_str(&note), "the LLM planner failed") != NULL);
+	kt_plan_free(&plan);
+	kt_llm_free(l);
+	script_free(&s2);
+	kt_buf_free(&tr);
+	kt_buf_free(&note);
+	kt_buf_free(&diags);
+	kt_tmpl_free(t);
+}
+
 int main(void)
 {
 	test_control();
@@ -542,5 +599,6 @@ int main(void)
 	test_check_proposals();
 	test_plan_loop();
 	test_summary();
+	test_propose();
 	return check_done();
 }

@@ -14,6 +14,7 @@
 #define MAX_VALUE (1LL << 24)    /* no parameter grows beyond this */
 #define MAX_VALUES 64            /* nor to more values than this */
 #define MAX_FORBIDS 8            /* forbidden regions proposed per round */
+#define MIN_GAIN 0.005           /* an edge value must beat its neighbour by this share to be a trend */
 
 static kt_proposal *add(kt_plan *plan, kt_prop_kind kind, int param, int64_t value)
 {
@@ -111,6 +112,24 @@ static int next_feasible(const kt_tmpl *t, const int64_t *shape, int64_t max_sme
 	return 0;
 }
 
+/* The fastest passing evaluation with parameter p at value v, or -1. */
+static long fastest_with(const kt_param *pa, int p, int64_t v, const kt_eval *evals, size_t n)
+{
+	long b = -1;
+	for (size_t i = 0; i < n; i++)
+		if (evals[i].status == KT_OK && pa->vals[evals[i].cfg[p]] == v &&
+		    (b < 0 || evals[i].median_us < evals[b].median_us))
+			b = (long)i;
+	return b;
+}
+
+/* True when a is faster than b by more than the noise: a's spread, and at least MIN_GAIN. */
+static int beats(const kt_eval *a, const kt_eval *b)
+{
+	double margin = a->spread_us > a->median_us * MIN_GAIN ? a->spread_us : a->median_us * MIN_GAIN;
+	return a->median_us + margin < b->median_us;
+}
+
 static void propose_extensions(const kt_tmpl *t, const int64_t *shape, int64_t max_smem, const kt_eval *evals,
 			       size_t n, long best, kt_plan *plan)
 {
@@ -123,13 +142,18 @@ static void propose_extensions(const kt_tmpl *t, const int64_t *shape, int64_t m
 		if (v != lo && v != hi)
 			continue;
 		int ok;
+		int64_t inner = v == hi ? hi2 : lo2;
 		int64_t next = v == hi ? beyond(hi, hi2, lo, &ok) : beyond(lo, lo2, lo, &ok);
-		if (!ok || !next_feasible(t, shape, max_smem, evals, n, p, v, next))
+		long in = fastest_with(pa, p, inner, evals, n);
+		if (!ok || in < 0 || !beats(&evals[best], &evals[in]) ||
+		    !next_feasible(t, shape, max_smem, evals, n, p, v, next))
 			continue;
 		kt_proposal *pr = add(plan, KT_PROP_EXTEND, p, next);
 		snprintf(pr->reason, sizeof pr->reason,
-			 "the fastest configuration (%.3f us) has %s=%lld, the %s of its values %lld..%lld", evals[best].median_us,
-			 pa->name, (long long)v, v == hi ? "top" : "bottom", (long long)lo, (long long)hi);
+			 "the fastest configuration (%.3f us) has %s=%lld, the %s of its values %lld..%lld (the fastest "
+			 "with %lld: %.3f us)",
+			 evals[best].median_us, pa->name, (long long)v, v == hi ? "top" : "bottom", (long long)lo,
+			 (long long)hi, (long long)inner, evals[in].median_us);
 	}
 }
 

@@ -1,10 +1,11 @@
 /* planner.h - the built-in planner: after a tuning round, propose how to change the space.
  *
  * Deterministic and offline.  It looks at the evaluated configurations of one round and proposes:
- *   extend  an integer parameter whose fastest configuration uses the first or last of its values
- *           gets the next value beyond it (x2 / /2 for powers of two, else one more step), when
- *           the template's constraints and the GPU's launch limits (threads per block, shared
- *           memory, grid) allow that value with the fastest configuration;
+ *   extend  an integer parameter whose fastest configuration uses the first or last of its values,
+ *           faster beyond the noise than the fastest with the value next to it, gets the next value
+ *           beyond the edge (x2 / /2 for powers of two, else one more step), when the template's
+ *           constraints and the GPU's launch limits (threads per block, shared memory, grid) allow
+ *           that value with the fastest configurations at the edge;
  *   forbid  a value of one parameter, or a pair of values of two, under which every evaluated
  *           configuration failed (at least KT_PLAN_MIN_EVIDENCE of them) becomes a constraint.
  * A proposal is applied by rewriting the template's text (kt_planner_apply): the parameter's

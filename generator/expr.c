@@ -602,6 +602,48 @@ static int need_int(kt_val v, const char *fname, char *msg, size_t msgsz)
 	return eval_fail(msg, msgsz, "%s() needs integer arguments, got %g", fname, v.f);
 }
 
+/* min or max of v[0..n); a float result when the call's static type is float, like C. */
+static kt_val eval_minmax(int want_max, int isf, const kt_val *v, int n)
+{
+	kt_val r = v[0];
+	for (int i = 1; i < n; i++) {
+		if (r.type == KT_VINT && v[i].type == KT_VINT) {
+			if (want_max ? v[i].i > r.i : v[i].i < r.i)
+				r = v[i];
+		} else {
+			double x = kt_val_f(r), y = kt_val_f(v[i]);
+			r = kt_float(want_max ? (y > x ? y : x) : (y < x ? y : x));
+		}
+	}
+	return isf && r.type == KT_VINT ? kt_float((double)r.i) : r;
+}
+
+static int eval_cdiv(int64_t a, int64_t b, kt_val *out, char *msg, size_t msgsz)
+{
+	if (b == 0)
+		return eval_fail(msg, msgsz, "division by zero in cdiv(%lld, 0)", (long long)a);
+	if (a == INT64_MIN && b == -1)
+		return overflow(msg, msgsz, OP_DIV, a, b);
+	int64_t q = a / b;
+	if (a % b != 0 && ((a < 0) == (b < 0)))
+		q++;
+	*out = kt_int(q);
+	return 0;
+}
+
+static int eval_log2(int64_t a, kt_val *out, char *msg, size_t msgsz)
+{
+	int64_t r = 0;
+	if (a <= 0)
+		return eval_fail(msg, msgsz, "log2() of a non-positive value (%lld)", (long long)a);
+	while (a > 1) {
+		a >>= 1;
+		r++;
+	}
+	*out = kt_int(r);
+	return 0;
+}
+
 static int eval_call(const kt_expr *e, const kt_val *env, kt_val *out, char *msg, size_t msgsz)
 {
 	kt_val v[EXPR_MAX_ARGS];
@@ -614,21 +656,9 @@ static int eval_call(const kt_expr *e, const kt_val *env, kt_val *out, char *msg
 	}
 	switch (e->fn) {
 	case FN_MIN:
-	case FN_MAX: {
-		int want_max = e->fn == FN_MAX;
-		kt_val r = v[0];
-		for (int i = 1; i < e->nargs; i++) {
-			if (r.type == KT_VINT && v[i].type == KT_VINT) {
-				if (want_max ? v[i].i > r.i : v[i].i < r.i)
-					r = v[i];
-			} else {
-				double x = kt_val_f(r), y = kt_val_f(v[i]);
-				r = kt_float(want_max ? (y > x ? y : x) : (y < x ? y : x));
-			}
-		}
-		*out = e->isf && r.type == KT_VINT ? kt_float((double)r.i) : r;
+	case FN_MAX:
+		*out = eval_minmax(e->fn == FN_MAX, e->isf, v, e->nargs);
 		return 0;
-	}
 	case FN_ABS:
 		if (v[0].type == KT_VFLOAT) {
 			*out = kt_float(fabs(v[0].f));
@@ -645,29 +675,10 @@ static int eval_call(const kt_expr *e, const kt_val *env, kt_val *out, char *msg
 			return 0;
 		}
 		return to_int64(e->fn == FN_FLOOR ? floor(v[0].f) : ceil(v[0].f), name, out, msg, msgsz);
-	case FN_CDIV: {
-		int64_t a = v[0].i, b = v[1].i;
-		if (b == 0)
-			return eval_fail(msg, msgsz, "division by zero in cdiv(%lld, 0)", (long long)a);
-		if (a == INT64_MIN && b == -1)
-			return overflow(msg, msgsz, OP_DIV, a, b);
-		int64_t q = a / b;
-		if (a % b != 0 && ((a < 0) == (b < 0)))
-			q++;
-		*out = kt_int(q);
-		return 0;
-	}
-	case FN_LOG2: {
-		int64_t a = v[0].i, r = 0;
-		if (a <= 0)
-			return eval_fail(msg, msgsz, "log2() of a non-positive value (%lld)", (long long)a);
-		while (a > 1) {
-			a >>= 1;
-			r++;
-		}
-		*out = kt_int(r);
-		return 0;
-	}
+	case FN_CDIV:
+		return eval_cdiv(v[0].i, v[1].i, out, msg, msgsz);
+	case FN_LOG2:
+		return eval_log2(v[0].i, out, msg, msgsz);
 	case FN_POW2:
 		if (v[0].i < 0 || v[0].i > POW2_MAX)
 			return eval_fail(msg, msgsz, "pow2() exponent %lld is outside 0..%d", (long long)v[0].i, POW2_MAX);

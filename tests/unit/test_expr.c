@@ -256,11 +256,6 @@ static void test_canon_deps_slot(void)
 	kt_buf_free(&b);
 }
 
-/* ---- kt_expr_to_c against kt_expr_eval, through the system C compiler ---- */
-
-#define RANDOM_EXPRS 3000
-#define RANDOM_DEPTH 5
-
 static uint64_t rng_state = 0x9E3779B97F4A7C15u;
 static unsigned rnd(unsigned n)
 {
@@ -269,6 +264,51 @@ static unsigned rnd(unsigned n)
 	rng_state ^= rng_state << 17;
 	return (unsigned)(rng_state % n);
 }
+
+/* Random token soup: the parser never crashes, reports an offset inside the text, and what it
+ * accepts prints canonically (parsing the canonical text gives the same text again). */
+static void test_garbage(void)
+{
+	static const char *const toks[] = {"rows", "hidden", "BLOCK", "ALGO", "x", "1", "0", "2.5", "1e3", "(", ")",
+					   ",", "+", "-", "*", "/", "%", "<", "<=", "==", "!=", "!", "&&", "||", "?",
+					   ":", "min(", "cdiv(", "log2(", "\"onepass\"", "\"", " ", "=", "&", "$", "."};
+	const char *slot_c[NSLOTS] = {"r", "h", "b", "a", "x", "y", "z"};
+	int accepted = 0;
+	for (int it = 0; it < 20000; it++) {
+		kt_buf src = {0}, c1 = {0}, c2 = {0}, cc = {0};
+		int n = 1 + (int)rnd(12);
+		for (int i = 0; i < n; i++)
+			kt_buf_puts(&src, toks[rnd(sizeof toks / sizeof toks[0])]);
+		size_t off = 0;
+		char msg[256];
+		kt_expr *e = kt_expr_parse(arena, src.data, src.len, &scope, &off, msg, sizeof msg);
+		if (!e) {
+			CHECK(off <= src.len && msg[0] != '\0');
+		} else {
+			accepted++;
+			kt_val v;
+			(void)kt_expr_eval(e, env, &v, msg, sizeof msg);
+			kt_expr_canon(e, &scope, &c1);
+			kt_expr *e2 = kt_expr_parse(arena, c1.data, c1.len, &scope, &off, msg, sizeof msg);
+			CHECK(e2 != NULL);
+			if (e2)
+				kt_expr_canon(e2, &scope, &c2);
+			CHECK_STR(kt_buf_str(&c1), kt_buf_str(&c2));
+			kt_expr_to_c(e, slot_c, &cc);
+		}
+		kt_buf_free(&src);
+		kt_buf_free(&c1);
+		kt_buf_free(&c2);
+		kt_buf_free(&cc);
+	}
+	CHECK(accepted > 100);
+}
+
+/* ---- kt_expr_to_c against kt_expr_eval, through the system C compiler ---- */
+
+#define RANDOM_EXPRS 3000
+#define RANDOM_DEPTH 5
+
 
 /* Writes one random expression twice: in the template language (kt) and as plain C with the
  * same tokens (raw), so that C's own precedence checks ours.  *plain stays 1 while the
@@ -487,6 +527,7 @@ int main(void)
 	test_parse_errors();
 	test_eval_errors();
 	test_canon_deps_slot();
+	test_garbage();
 	test_to_c_matches_eval();
 	kt_arena_free(arena);
 	return check_done();

@@ -1,17 +1,18 @@
 /* search.c - search strategies over a feasible space (see search.h and docs/search.md). */
 #include "search.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* bestfirst: the sampled start is this share of the budget, within these bounds. */
-#define START_SHARE 8      /* budget / START_SHARE */
+#define START_SHARE 16     /* budget / START_SHARE */
 #define START_MIN 4
 #define START_MAX 32
 /* After the start, every EXPLORE_EVERY-th proposal is a random restart point. */
 #define EXPLORE_EVERY 8
 /* At most this share of the budget is proposed per ask while results decide what comes next. */
-#define BATCH_SHARE 8
+#define BATCH_SHARE 16
 #define BATCH_MIN 4
 
 enum { UNASKED, ASKED, TOLD_OK, TOLD_FAILED };
@@ -46,6 +47,8 @@ struct kt_search {
 	size_t nheap, capheap, seq;
 	size_t start;      /* size of the sampled start */
 	size_t proposed;   /* proposals after the start, for the exploration share */
+	size_t *trail;     /* the indices in the order asked */
+	size_t specpos;    /* trail[0..specpos) were considered for speculation */
 	uint16_t *work;    /* one scratch configuration */
 };
 
@@ -80,6 +83,8 @@ static int budget_left(const kt_search *s)
 static void mark(kt_search *s, size_t i, size_t *idx, size_t *n)
 {
 	s->state[i] = ASKED;
+	if (s->trail)
+		s->trail[s->asked] = i;
 	s->asked++;
 	idx[(*n)++] = i;
 }
@@ -268,6 +273,7 @@ static void push_neighbours(kt_search *s, size_t i, double key)
 static int bestfirst_init(kt_search *s)
 {
 	build_ranks(s);
+	s->trail = kt_xmalloc((s->budget + 1) * sizeof *s->trail);
 	s->work = kt_xmalloc(((size_t)s->t->nparams + 1) * sizeof *s->work);
 	size_t start = s->budget / START_SHARE;
 	start = start < START_MIN ? START_MIN : start > START_MAX ? START_MAX : start;
@@ -298,6 +304,22 @@ static size_t next_frontier(kt_search *s)
 	return SIZE_MAX;
 }
 
+/* With the frontier empty while results are in flight: the neighbours of the oldest configuration
+ * still in flight (the default first), after every measured one.  1 when something was added. */
+static int speculate(kt_search *s)
+{
+	while (s->specpos < s->asked) {
+		size_t j = s->trail[s->specpos++];
+		if (s->state[j] == ASKED) {
+			size_t before = s->nheap;
+			push_neighbours(s, j, HUGE_VAL);
+			if (s->nheap > before)
+				return 1;
+		}
+	}
+	return 0;
+}
+
 static size_t bestfirst_ask(kt_search *s, size_t *idx, size_t max)
 {
 	size_t n = 0, i;
@@ -313,6 +335,10 @@ static size_t bestfirst_ask(kt_search *s, size_t *idx, size_t max)
 	while (n < max && n < cap && budget_left(s)) {
 		int explore = ++s->proposed % EXPLORE_EVERY == 0;
 		i = explore ? random_unasked(s) : next_frontier(s);
+		if (i == SIZE_MAX && !explore && speculate(s))
+			i = next_frontier(s);
+		else if (i == SIZE_MAX && n)
+			break; /* rather fewer than guesses: the results in flight will tell */
 		if (i == SIZE_MAX)
 			i = explore ? next_frontier(s) : random_unasked(s);
 		if (i == SIZE_MAX)
@@ -440,6 +466,7 @@ void kt_search_free(kt_search *s)
 	free(s->rank);
 	free(s->heap);
 	free(s->work);
+	free(s->trail);
 	free(s->perm);
 	free(s->state);
 	free(s);

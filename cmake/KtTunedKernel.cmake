@@ -11,7 +11,7 @@ Getting it::
 
   find_package(kt REQUIRED)          # an installed kt (ktConfig.cmake includes this module)
   # or
-  add_subdirectory(path/to/kt kt EXCLUDE_FROM_ALL)
+  add_subdirectory(path/to/kt kt-build EXCLUDE_FROM_ALL)
 
 Either way the calling project must enable CUDA (``project(... LANGUAGES CXX CUDA)``).
 
@@ -119,14 +119,22 @@ if(CMAKE_VERSION VERSION_LESS 3.25)
   message(FATAL_ERROR "kt needs CMake 3.25 or newer (this is ${CMAKE_VERSION})")
 endif()
 
-set(_KT_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}")
-get_filename_component(_KT_SOURCE_DIR "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
-if(NOT EXISTS "${_KT_SOURCE_DIR}/generator/main.c")
-  set(_KT_SOURCE_DIR "") # an installed module: the tool comes from the package
+# kt's source tree when this module is in one ("" when installed: the package has the tool).
+# A function, not a variable: the module may be included in another directory (add_subdirectory)
+# than the ones that call kt_add_tuned_kernel.
+function(_kt_source_dir out)
+  get_filename_component(dir "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/.." ABSOLUTE)
+  if(NOT EXISTS "${dir}/generator/main.c")
+    set(dir "")
+  endif()
+  set(${out} "${dir}" PARENT_SCOPE)
+endfunction()
+
+_kt_source_dir(_kt_source)
+if(NOT DEFINED KT_TEMPLATES_DIR AND _kt_source)
+  set(KT_TEMPLATES_DIR "${_kt_source}/templates")
 endif()
-if(NOT DEFINED KT_TEMPLATES_DIR AND _KT_SOURCE_DIR)
-  set(KT_TEMPLATES_DIR "${_KT_SOURCE_DIR}/templates")
-endif()
+unset(_kt_source)
 
 # ---- options ----------------------------------------------------------------------------------
 
@@ -161,17 +169,18 @@ endfunction()
 # Builds the kt tool from its sources into ${CMAKE_BINARY_DIR}/kt-tool with a nested CMake,
 # unless it is there and newer than every source of it.  Used when kt came in through
 # add_subdirectory(): the tool must run at configure time, before the outer build exists.
-function(_kt_build_tool out)
+function(_kt_build_tool out source)
   set(bindir "${CMAKE_BINARY_DIR}/kt-tool")
   set(exe "${bindir}/generator/kt${CMAKE_EXECUTABLE_SUFFIX}")
-  file(GLOB sources "${_KT_SOURCE_DIR}/generator/*.[ch]" "${_KT_SOURCE_DIR}/cmake/Find*.cmake")
-  list(APPEND sources "${_KT_SOURCE_DIR}/CMakeLists.txt" "${_KT_SOURCE_DIR}/generator/CMakeLists.txt")
+  set(stamp "${bindir}/kt-tool.stamp") # touched after each successful build
+  file(GLOB sources "${source}/generator/*.[ch]" "${source}/cmake/Find*.cmake")
+  list(APPEND sources "${source}/CMakeLists.txt" "${source}/generator/CMakeLists.txt")
   set(stale FALSE)
-  if(NOT EXISTS "${exe}")
+  if(NOT EXISTS "${exe}" OR NOT EXISTS "${stamp}")
     set(stale TRUE)
   else()
     foreach(src IN LISTS sources)
-      if("${src}" IS_NEWER_THAN "${exe}")
+      if("${src}" IS_NEWER_THAN "${stamp}")
         set(stale TRUE)
         break()
       endif()
@@ -182,21 +191,27 @@ function(_kt_build_tool out)
   if(stale)
     message(STATUS "kt: building the kt tool in ${bindir}")
     if(NOT EXISTS "${bindir}/CMakeCache.txt")
-      set(args -S "${_KT_SOURCE_DIR}" -B "${bindir}" -G Ninja
-        -DCMAKE_BUILD_TYPE=Release -DKT_BUILD_TESTS=OFF)
+      # CMAKE_PREFIX_PATH (where cJSON, xxHash, curl may be) goes through the environment, where
+      # a list is written with ':' and survives the command line.
+      set(prefix ${CMAKE_PREFIX_PATH})
+      if(DEFINED ENV{CMAKE_PREFIX_PATH})
+        string(REPLACE ":" ";" env_prefix "$ENV{CMAKE_PREFIX_PATH}")
+        list(APPEND prefix ${env_prefix})
+      endif()
+      list(JOIN prefix ":" prefix)
+      set(args -E env "CMAKE_PREFIX_PATH=${prefix}"
+        "${CMAKE_COMMAND}" -S "${source}" -B "${bindir}" -G Ninja
+        -DCMAKE_BUILD_TYPE=Release -DKT_BUILD_TESTS=OFF -DKT_INSTALL=OFF)
       if(CMAKE_C_COMPILER)
         list(APPEND args "-DCMAKE_C_COMPILER=${CMAKE_C_COMPILER}")
       endif()
       if(CMAKE_GENERATOR MATCHES "Ninja" AND CMAKE_MAKE_PROGRAM)
         list(APPEND args "-DCMAKE_MAKE_PROGRAM=${CMAKE_MAKE_PROGRAM}")
       endif()
-      if(CMAKE_PREFIX_PATH)
-        list(JOIN CMAKE_PREFIX_PATH "\;" prefix)
-        list(APPEND args "-DCMAKE_PREFIX_PATH=${prefix}")
-      endif()
       _kt_run_step("configuring the kt tool" "${CMAKE_COMMAND}" ${args})
     endif()
     _kt_run_step("building the kt tool" "${CMAKE_COMMAND}" --build "${bindir}" --target kt)
+    file(TOUCH "${stamp}")
   endif()
   set(${out} "${exe}" PARENT_SCOPE)
 endfunction()
@@ -214,13 +229,17 @@ endfunction()
 # The answer is kept for the rest of the configure run.
 function(_kt_find_tool out)
   get_property(exe GLOBAL PROPERTY _KT_TOOL)
+  get_property(package_tool GLOBAL PROPERTY _KT_PACKAGE_TOOL)
+  _kt_source_dir(source)
   if(NOT exe)
     if(KT_EXECUTABLE)
       set(exe "${KT_EXECUTABLE}")
     elseif(TARGET kt::kt)
       get_target_property(exe kt::kt LOCATION)
-    elseif(_KT_SOURCE_DIR)
-      _kt_build_tool(exe)
+    elseif(package_tool)
+      set(exe "${package_tool}") # find_package(kt) in a directory that does not see kt::kt
+    elseif(source)
+      _kt_build_tool(exe "${source}")
     else()
       message(FATAL_ERROR "kt: no kt tool: set KT_EXECUTABLE, use find_package(kt) or add_subdirectory() kt's sources")
     endif()

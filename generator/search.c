@@ -131,7 +131,7 @@ static size_t find_cfg(const kt_space *sp, const uint16_t *cfg)
 
 /* ---- exhaustive ---- */
 
-static int exhaustive_init(kt_search *s)
+static int no_init(kt_search *s)
 {
 	return 0;
 }
@@ -357,8 +357,8 @@ static void bestfirst_tell(kt_search *s, size_t idx, double time_us)
 /* ---- the table ---- */
 
 static const struct strategy strategies[] = {
-	{"exhaustive", "every feasible configuration, in space order", exhaustive_init, exhaustive_ask, ignore_tell},
-	{"random", "uniform sampling without replacement", exhaustive_init, random_ask, ignore_tell},
+	{"exhaustive", "every feasible configuration, in space order", no_init, exhaustive_ask, ignore_tell},
+	{"random", "uniform sampling without replacement", no_init, random_ask, ignore_tell},
 	{"bestfirst", "best-first search over the parameter lattice with random restarts", bestfirst_init,
 	 bestfirst_ask, bestfirst_tell},
 };

@@ -259,6 +259,30 @@ static void test_pipelined(void)
 	free(sp.cfgs);
 }
 
+/* Asked again before the start was told, bestfirst proposes the default's neighbours (one
+ * parameter changed), not random configurations. */
+static void test_ahead(void)
+{
+	kt_tmpl t = make_tmpl(5);
+	kt_space sp;
+	make_space(&t, feasible, &sp);
+	kt_search *s = kt_search_new("bestfirst", &t, &sp, 200, 9, NULL);
+	size_t idx[64];
+	size_t n = kt_search_ask(s, idx, 64);
+	CHECK_INT(n, 200 / 16);
+	n = kt_search_ask(s, idx, 64);
+	CHECK(n >= 7);
+	for (size_t i = 0; i < 7 && i < n; i++) {
+		const uint16_t *c = kt_space_cfg(&sp, idx[i]);
+		int changed = 0;
+		for (int p = 0; p < 5; p++)
+			changed += c[p] != params[p].def;
+		CHECK_INT(changed, 1);
+	}
+	kt_search_free(s);
+	free(sp.cfgs);
+}
+
 static double always_fails(const uint16_t *c)
 {
 	return -1;
@@ -345,6 +369,7 @@ int main(void)
 	test_contract();
 	test_repeatable();
 	test_pipelined();
+	test_ahead();
 	test_degenerate();
 	test_quality();
 	return check_done();

@@ -55,7 +55,7 @@ struct kt_search {
 struct strategy {
 	const char *name;
 	const char *summary;
-	int (*init)(kt_search *s);
+	void (*init)(kt_search *s);
 	size_t (*ask)(kt_search *s, size_t *idx, size_t max);
 	void (*tell)(kt_search *s, size_t idx, double time_us);
 };
@@ -131,9 +131,8 @@ static size_t find_cfg(const kt_space *sp, const uint16_t *cfg)
 
 /* ---- exhaustive ---- */
 
-static int no_init(kt_search *s)
+static void no_init(kt_search *s)
 {
-	return 0;
 }
 
 static size_t exhaustive_ask(kt_search *s, size_t *idx, size_t max)
@@ -270,7 +269,7 @@ static void push_neighbours(kt_search *s, size_t i, double key)
 	}
 }
 
-static int bestfirst_init(kt_search *s)
+static void bestfirst_init(kt_search *s)
 {
 	build_ranks(s);
 	s->trail = kt_xmalloc((s->budget + 1) * sizeof *s->trail);
@@ -278,7 +277,6 @@ static int bestfirst_init(kt_search *s)
 	size_t start = s->budget / START_SHARE;
 	start = start < START_MIN ? START_MIN : start > START_MAX ? START_MAX : start;
 	s->start = start;
-	return 0;
 }
 
 /* The sampled start: the default configuration when it is feasible, then random points. */

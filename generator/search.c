@@ -302,8 +302,9 @@ static size_t next_frontier(kt_search *s)
 	return SIZE_MAX;
 }
 
-/* With the frontier empty while results are in flight: the neighbours of the oldest configuration
- * still in flight (the default first), after every measured one.  1 when something was added. */
+/* With the frontier empty while results are in flight: puts the unasked neighbours of the oldest
+ * configuration still in flight (the default first) on the frontier, behind every entry with a
+ * measured parent.  1 when something was added. */
 static int speculate(kt_search *s)
 {
 	while (s->specpos < s->asked) {

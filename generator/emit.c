@@ -19,7 +19,6 @@
 
 #include "space.h"
 
-#define SMEM_DEFAULT_LIMIT "(48 * 1024)" /* dynamic shared memory allowed without opting in */
 #define HASH_DIGITS 8                  /* hex digits of the configuration hash in a variant name */
 
 /* ---- small helpers ---------------------------------------------------------------------- */
@@ -118,6 +117,30 @@ static void put_param_undefs(const kt_tmpl *t, kt_buf *out)
 		kt_buf_printf(out, "#undef %s\n", t->types[i].name);
 }
 
+/* Above 48 KiB of dynamic shared memory a kernel must opt in, on each device.  The variant opts
+ * in once per device, to all the device allows beside the kernel's static shared memory, so that
+ * concurrent callers all set the same value and a larger request later needs no second call. */
+static const char smem_opt_in[] =
+	"\n#define KT_SMEM_DEFAULT (48 * 1024) /* dynamic shared memory a kernel may use without opting in */\n"
+	"#define KT_MAX_DEVICES 64\n\n"
+	"static cudaError_t kt_smem_opt_in(const void *kt_kernel)\n"
+	"{\n"
+	"\tstatic std::atomic<int> kt_done[KT_MAX_DEVICES];\n"
+	"\tint kt_dev = 0, kt_optin = 0;\n"
+	"\tcudaError_t kt_e = cudaGetDevice(&kt_dev);\n"
+	"\tif (kt_e != cudaSuccess || (kt_dev < KT_MAX_DEVICES && kt_done[kt_dev].load(std::memory_order_relaxed)))\n"
+	"\t\treturn kt_e;\n"
+	"\tcudaFuncAttributes kt_fa;\n"
+	"\tif ((kt_e = cudaDeviceGetAttribute(&kt_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, kt_dev)) != cudaSuccess ||\n"
+	"\t    (kt_e = cudaFuncGetAttributes(&kt_fa, kt_kernel)) != cudaSuccess ||\n"
+	"\t    (kt_e = cudaFuncSetAttribute(kt_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,\n"
+	"\t\t\t\t\t  kt_optin - (int)kt_fa.sharedSizeBytes)) != cudaSuccess)\n"
+	"\t\treturn kt_e;\n"
+	"\tif (kt_dev < KT_MAX_DEVICES)\n"
+	"\t\tkt_done[kt_dev].store(1, std::memory_order_relaxed);\n"
+	"\treturn cudaSuccess;\n"
+	"}\n";
+
 void kt_emit_variant(const kt_tmpl *t, const uint16_t *cfg, const char *symbol, kt_buf *out)
 {
 	char *tpath = abs_path(t->path);
@@ -128,7 +151,7 @@ void kt_emit_variant(const kt_tmpl *t, const uint16_t *cfg, const char *symbol, 
 	put_banner(t, "//", "", out);
 	kt_buf_printf(out, "// configuration: %s\n", kt_buf_str(&cfgtext));
 	/* The CUDA headers come before the parameter macros, which must not reach into them. */
-	kt_buf_puts(out, "#include <cuda_runtime.h>\n#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n");
+	kt_buf_puts(out, "#include <cuda_runtime.h>\n#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n\n#include <atomic>\n");
 	put_param_defines(t, cfg, out);
 	kt_buf_printf(out, "#define %s %s_kernel\n", t->kernel, symbol);
 	if (t->reference)
@@ -139,15 +162,14 @@ void kt_emit_variant(const kt_tmpl *t, const uint16_t *cfg, const char *symbol, 
 		kt_buf_printf(out, "#undef %s\n", t->reference);
 	put_param_undefs(t, out);
 
+	kt_buf_puts(out, smem_opt_in);
 	kt_buf_printf(out,
 		      "\nextern \"C\" cudaError_t %s(dim3 kt_grid, dim3 kt_block, size_t kt_smem, cudaStream_t kt_stream%s%s)\n"
 		      "{\n"
-		      "\tstatic size_t kt_smem_allowed = " SMEM_DEFAULT_LIMIT ";\n"
-		      "\tif (kt_smem > kt_smem_allowed) {\n"
-		      "\t\tcudaError_t kt_e = cudaFuncSetAttribute(%s_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kt_smem);\n"
+		      "\tif (kt_smem > KT_SMEM_DEFAULT) {\n"
+		      "\t\tcudaError_t kt_e = kt_smem_opt_in((const void *)%s_kernel);\n"
 		      "\t\tif (kt_e != cudaSuccess)\n"
 		      "\t\t\treturn kt_e;\n"
-		      "\t\tkt_smem_allowed = kt_smem;\n"
 		      "\t}\n"
 		      "\t%s_kernel<<<kt_grid, kt_block, kt_smem, kt_stream>>>(",
 		      symbol, t->nargs ? ", " : "", kt_buf_str(&args), symbol, symbol);
@@ -498,6 +520,8 @@ static void put_launcher(const plan *p, kt_buf *out)
 			   "\tdim3 kt_grid, kt_block;\n"
 			   "\tsize_t kt_smem;\n"
 			   "\tkt_geometry(kt_s, kt_e->cfg, &kt_grid, &kt_block, &kt_smem);\n"
+			   "\tif (kt_grid.x == 0 || kt_grid.y == 0 || kt_grid.z == 0)\n"
+			   "\t\treturn cudaSuccess; /* an empty problem: nothing to launch */\n"
 			   "\treturn kt_e->fn(kt_grid, kt_block, kt_smem, %s%s",
 		      stream, t->nargs ? ", " : "");
 	put_arg_names(t, out);
@@ -550,8 +574,9 @@ static void render_header(const plan *p, kt_buf *out)
 	kt_buf_printf(out, "#ifndef KT_GENERATED_%s_H\n#define KT_GENERATED_%s_H\n\n", p->o->name, p->o->name);
 	put_cuda_includes(t, out);
 	kt_buf_puts(out, "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
-	kt_buf_printf(out, "/* Launches %s on stream for the runtime shape; cudaErrorInvalidValue when no\n"
-			   " * configuration fits it. */\n", t->kernel);
+	kt_buf_printf(out, "/* Launches %s on stream with the configuration chosen for the runtime shape.\n"
+			   " * cudaErrorInvalidValue when no configuration fits the shape; cudaSuccess without a\n"
+			   " * launch when the grid is empty. */\n", t->kernel);
 	if (strcmp(kt_buf_str(&cxx), kt_buf_str(&c)) != 0)
 		kt_buf_printf(out, "#ifdef __cplusplus\ncudaError_t kt_%s(%s%scudaStream_t %s);\n#else\n"
 				   "cudaError_t kt_%s(%s%scudaStream_t %s);\n#endif\n",

@@ -104,6 +104,10 @@ int main(void)
 		printf("no GPU: kernels not run\n");
 		return 0;
 	}
+	if ((e = kt_mini_f32(NULL, NULL, NULL, 0, 4096, 1e-6f, 0)) != cudaSuccess) {
+		fprintf(stderr, "kt_mini_f32 with no rows returned %s, want success (nothing to do)\n", cudaGetErrorString(e));
+		return 1;
+	}
 	static const int shapes[][2] = {{64, 4096}, {8, 1024}, {40, 2050}, {8, 1025}, {3, 100}, {64, 16384}};
 	int bad = 0;
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {

@@ -27,5 +27,6 @@ int main()
 	probe(8, 1025);  // neither tuned configuration divides 1025: the fallback
 	probe(64, 16384); // shape 0 again, with 64 KiB of dynamic shared memory
 	probe(2, 7);     // nothing fits
+	probe(0, 1024);  // no rows: an empty grid, nothing launched
 	return 0;
 }

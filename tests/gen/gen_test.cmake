@@ -94,6 +94,7 @@ set(want "64x4096 -> ${v0} grid=64 block=256 smem=16384 rc=0
 8x1025 -> ${vf} grid=8 block=128 smem=0 rc=0
 64x16384 -> ${v0} grid=64 block=256 smem=65536 rc=0
 2x7 -> none grid=0 block=0 smem=0 rc=1
+0x1024 -> none grid=0 block=0 smem=0 rc=0
 ")
 if(NOT got STREQUAL want)
   message(FATAL_ERROR "dispatch differs:\n--- got\n${got}--- want\n${want}")

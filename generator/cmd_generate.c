@@ -52,6 +52,16 @@ static const char *retune_pattern(const char *given)
 	return env_true(v) ? "*" : v;
 }
 
+/* Options not given on the command line come from the environment. */
+static void apply_environment(kt_generate_opts *o, const char *retune)
+{
+	o->cache_dir = env_or(o->cache_dir, "KT_CACHE_DIR");
+	o->remote = env_or(o->remote, "KT_REMOTE_CACHE");
+	o->gpu = env_or(o->gpu, "KT_GPU");
+	o->retune = retune_pattern(retune);
+	o->require_hit = o->require_hit || env_true(getenv("KT_REQUIRE_CACHE_HIT"));
+}
+
 static void print_note(void *ctx, const char *msg)
 {
 	(void)ctx;
@@ -105,11 +115,7 @@ int kt_cmd_generate(int argc, char **argv)
 	o.ntypes = types.n;
 	o.configs = configs.v;
 	o.nconfigs = configs.n;
-	o.cache_dir = env_or(o.cache_dir, "KT_CACHE_DIR");
-	o.remote = env_or(o.remote, "KT_REMOTE_CACHE");
-	o.gpu = env_or(o.gpu, "KT_GPU");
-	o.retune = retune_pattern(retune);
-	o.require_hit = o.require_hit || env_true(getenv("KT_REQUIRE_CACHE_HIT"));
+	apply_environment(&o, retune);
 	rc = kt_generate(&o, &diags, &err) == 0 ? KT_EXIT_OK : kt_opt_fail("generate", &diags, &err);
 out:
 	kt_buf_free(&diags);

@@ -1,11 +1,13 @@
 # expect.cmake - runs one kt command line and checks its exit status and output.
 #
 #   cmake -DKT=<kt> -DARGS=<arguments separated by |> -DRC=<status> [-DERR=<regex>] [-DOUT=<regex>]
-#         [-DNOT_ERR=<regex>] -P expect.cmake
+#         [-DNOT_ERR=<regex>] [-DENV=<VAR=value separated by |>] -P expect.cmake
 #
-# ERR must match stderr, OUT stdout; NOT_ERR must not match stderr.
+# ERR must match stderr, OUT stdout; NOT_ERR must not match stderr.  ENV is set for kt only.
 string(REPLACE "|" ";" args "${ARGS}")
-execute_process(COMMAND "${KT}" ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(REPLACE "|" ";" env "${ENV}")
+execute_process(COMMAND "${CMAKE_COMMAND}" -E env ${env} "${KT}" ${args}
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(report "kt ${args}\n--- exit status ${rc}\n--- stdout\n${out}--- stderr\n${err}")
 if(NOT rc STREQUAL "${RC}")
   message(FATAL_ERROR "want exit status ${RC}\n${report}")

@@ -370,6 +370,40 @@ int kt_agent_same_text(const char *a, size_t an, const char *b, size_t bn)
 	}
 }
 
+/* ---- includes: a model's template reads no file outside the toolkit's headers ---- */
+
+int kt_agent_check_includes(const char *text, const char *path, kt_buf *why)
+{
+	int line = 1;
+	for (const char *p = text; *p; line++) {
+		const char *q = p + strspn(p, " \t");
+		if (*q == '#') {
+			q += 1 + strspn(q + 1, " \t");
+			if (!strncmp(q, "include", 7) && (q[7] == ' ' || q[7] == '\t' || q[7] == '"' || q[7] == '<')) {
+				const char *n = q + 7 + strspn(q + 7, " \t");
+				size_t len = strcspn(n + (*n == '"' || *n == '<'), "\">\n");
+				const char *name = n + (*n == '"' || *n == '<');
+				kt_buf nm = {0};
+				kt_buf_add(&nm, name, len);
+				if (name[0] == '/' || strstr(kt_buf_str(&nm), "..")) {
+					kt_buf_printf(why,
+						      "%s:%d:%d: error: #include \"%s\" reads a file outside the template's "
+						      "directory and the CUDA headers; a refactored template may not\n",
+						      path, line, (int)(n - p) + 1, kt_buf_str(&nm));
+					kt_buf_free(&nm);
+					return -1;
+				}
+				kt_buf_free(&nm);
+			}
+		}
+		const char *nl = strchr(p, '\n');
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	return 0;
+}
+
 /* ---- stage 1: checking a template ---- */
 
 typedef struct sample_ctx {
@@ -539,6 +573,8 @@ int kt_agent_check_template(const kt_refactor_req *req, const char *text, int *n
 	kt_err perr = {0};
 	kt_buf diags = {0};
 	*ncompiled = *nverified = 0;
+	if (kt_agent_check_includes(text, req->tmpl_path, log))
+		return 1;
 	kt_tmpl *t = kt_tmpl_parse_text(req->tmpl_path, text, strlen(text), NULL, &diags, &perr);
 	if (!t) {
 		kt_buf_puts(log, diags.len ? kt_buf_str(&diags) : perr.msg);

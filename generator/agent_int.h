@@ -32,4 +32,8 @@ int kt_agent_fitting_space(const kt_tmpl *t, const int64_t *shape, const kt_agen
 /* a[0..an) and b[0..bn) are the same up to the amount of white space between tokens. */
 int kt_agent_same_text(const char *a, size_t an, const char *b, size_t bn);
 
+/* 0 when every #include of text names a header by a relative path without "..", else -1 with a
+ * diagnostic appended to why (a model's template must not read files of the host). */
+int kt_agent_check_includes(const char *text, const char *path, kt_buf *why);
+
 #endif

@@ -306,8 +306,14 @@ static int plan_constraint(kt_agent_prop *p)
 /* The template text with p applied, or NULL (rejected). */
 static char *apply(const kt_tmpl *t, kt_agent_prop *p)
 {
-	if (p->kind == KT_AGENT_REVISE_TEMPLATE)
-		return kt_xstrdup(p->tmpl);
+	if (p->kind == KT_AGENT_REVISE_TEMPLATE) {
+		kt_buf why = {0};
+		int bad = kt_agent_check_includes(p->tmpl, t->path, &why);
+		if (bad)
+			reject(p, "%s", kt_buf_str(&why));
+		kt_buf_free(&why);
+		return bad ? NULL : kt_xstrdup(p->tmpl);
+	}
 	if (p->kind == KT_AGENT_SET_VALUES ? plan_set_values(t, p) : plan_constraint(p))
 		return NULL;
 	kt_buf text = {0};

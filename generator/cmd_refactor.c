@@ -20,7 +20,7 @@
 #include "proc.h"
 #include "tune.h"
 
-enum { DEFAULT_SAMPLES = 3, NVCC_TIMEOUT_S = 600 };
+enum { DEFAULT_SAMPLES = 3, NVCC_TIMEOUT_S = 600, MAX_COMPILER_OUTPUT = 8000 };
 
 static const char usage[] = "kt refactor SOURCE.cu --kernel NAME [--shape SPEC]... -o NAME.cu.tmpl [options]";
 static const char about[] =
@@ -198,6 +198,11 @@ static int compile_check(void *ctx, const kt_tmpl *t, const uint16_t *cfg, kt_bu
 			kt_err e = {0};
 			kt_read_file(lg, &out, &e);
 			replace_all(&out, tpath, t->path);
+			if (out.len > MAX_COMPILER_OUTPUT) { /* enough to fix it; the rest costs tokens */
+				out.len = MAX_COMPILER_OUTPUT;
+				out.data[out.len] = 0;
+				kt_buf_puts(&out, "\n[... more compiler output cut]\n");
+			}
 			kt_buf_puts(log, out.len ? kt_buf_str(&out) : "nvcc failed without a message\n");
 		}
 		free(cu);

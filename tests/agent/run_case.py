@@ -327,6 +327,33 @@ def case_plan_malformed(r):
     check("planner proposals: 0" in p.stdout, "an empty plan changes nothing")
 
 
+def case_gpu_verify(r):
+    """Label gpu: a template with a wrong result is caught against the original kernel on the GPU
+    and sent back; the fixed one is verified, and its first line says so."""
+    smi = shutil.which("nvidia-smi")
+    gpus = subprocess.run([smi, "-L"], capture_output=True, text=True).stdout if smi else ""
+    if "GPU 0" not in gpus:
+        print("skipped: no GPU here (nvidia-smi -L lists none)")
+        return SKIP
+    if not r.args.nvcc or not shutil.which(r.args.nvcc):
+        print("skipped: no nvcc")
+        return SKIP
+    r.serve([reply("rmsnorm_wrong_result.cu.tmpl"), reply("rmsnorm_good.cu.tmpl")])
+    p = r.run([r.args.kt, "refactor", SOURCE, "--kernel", "rmsnorm", "--shape", SHAPE, "--shape",
+               "rows=7,hidden=1024", "-o", r.out, "--nvcc", r.args.nvcc, "--samples", "2"], r.env())
+    check(p.returncode == 0, "kt refactor succeeded")
+    problem = rejected_block(p.stderr, 1)
+    check("check-failed" in problem, "the wrong template failed its check against the original kernel")
+    check(problem in last_user(r.requests()[1]), "the failure went back to the model")
+    with open(r.out, encoding="utf-8") as f:
+        first = f.readline()
+    check(first.startswith("// kt: verified on ") and "against the original kernel rmsnorm" in first,
+          "the template's first line says it was verified")
+    t = r.transcript()
+    check(t["verified"] > 0 and [x["outcome"] for x in t["rounds"]] == ["rejected", "accepted"],
+          "the transcript records the verification")
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 

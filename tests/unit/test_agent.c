@@ -301,6 +301,11 @@ static void test_refactor(const char *agent_dir, const char *examples_dir)
 	CHECK_INT(kt_agent_check_template(&req, kt_buf_str(&changed), &nc, &nv, &log, &err), 1);
 	CHECK(strstr(kt_buf_str(&log), "the reference kernel 'rmsnorm' differs from the original") != NULL);
 	kt_buf_reset(&log);
+	kt_buf_reset(&changed);
+	kt_buf_printf(&changed, "%s#include \"/etc/passwd\"\n", good);
+	CHECK_INT(kt_agent_check_template(&req, kt_buf_str(&changed), &nc, &nv, &log, &err), 1);
+	CHECK(strstr(kt_buf_str(&log), "out/rmsnorm.cu.tmpl:83:10: error: #include \"/etc/passwd\" reads a file outside") != NULL);
+	kt_buf_reset(&log);
 	req.kernel = "other";
 	CHECK_INT(kt_agent_check_template(&req, good, &nc, &nv, &log, &err), 1);
 	CHECK(strstr(kt_buf_str(&log), "name it as the reference") != NULL);
@@ -436,8 +441,8 @@ static void test_check_proposals(void)
 	kt_buf_puts(&rev, "// @kt smem      300000\n");
 	kt_buf_puts(&rev, strchr(at, '\n') + 1);
 	cJSON *o = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(o, "proposals");
-	const char *texts[] = {kt_buf_str(&rev), plan_tmpl, "// @kt kernel k\n"};
-	for (int i = 0; i < 3; i++) {
+	const char *texts[] = {kt_buf_str(&rev), plan_tmpl, "// @kt kernel k\n", "#include <cuda.h>\n  # include \"../x.h\"\n"};
+	for (int i = 0; i < 4; i++) {
 		cJSON *p = cJSON_CreateObject();
 		cJSON_AddStringToObject(p, "kind", "revise_template");
 		cJSON_AddStringToObject(p, "template", texts[i]);
@@ -449,6 +454,7 @@ static void test_check_proposals(void)
 	CHECK(!ps.v[0].accepted && strstr(ps.v[0].why, "300000 bytes of dynamic shared memory") != NULL);
 	CHECK(ps.v[1].accepted && ps.v[1].new_src && !strcmp(ps.v[1].new_src, plan_tmpl));
 	CHECK(!ps.v[2].accepted && strstr(ps.v[2].why, "does not parse") != NULL);
+	CHECK(!ps.v[3].accepted && strstr(ps.v[3].why, "p.cu.tmpl:2:13: error: #include \"../x.h\"") != NULL);
 	kt_agent_props_free(&ps);
 	free(doc);
 	cJSON_Delete(o);

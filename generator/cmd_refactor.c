@@ -326,94 +326,125 @@ static int write_template(const refactor_args *a, const kt_refactor_out *o, cons
 	return rc;
 }
 
-static int refactor(const refactor_args *a, const char *source_path, kt_err *err)
-{
+/* What one run of the command holds. */
+typedef struct refactor_run {
+	const refactor_args *a;
+	const char *source_path;
+	kt_buf source, lang;
+	char *lang_path;
 	kt_agent_cfg ac;
 	kt_agent_target g;
-	kt_llm_config lc;
-	int here = 0, rc;
-	if (kt_agent_cfg_from_env(&ac, err))
-		return -1;
-	if (ac.mode == KT_AGENT_OFF)
-		return kt_fail(err, "the agent is switched off (KT_AGENT=off); kt refactor needs KT_AGENT=llm or builtin");
-	kt_buf source = {0}, lang = {0};
-	char *lang_path = NULL;
+	int here;        /* a GPU is here: verify on it */
+	nvcc_ctx nc;
+	kt_buf transcript_path;
+} refactor_run;
+
+/* Everything before the first request: the controls, the inputs, the target, the work directory. */
+static int prepare(refactor_run *r, kt_err *err)
+{
+	const refactor_args *a = r->a;
 	size_t kb, ke;
-	if (kt_read_file(source_path, &source, err) || read_lang_ref(a->lang_ref, &lang, &lang_path, err) ||
-	    pick_target(a, &g, &here, err) || kt_llm_config_from_env(&lc, err)) {
-		rc = -1;
-	} else if (kt_agent_find_kernel(kt_buf_str(&source), a->kernel, &kb, &ke)) {
-		rc = kt_fail(err, "%s: no __global__ kernel named '%s'", source_path, a->kernel);
-	} else {
-		kt_llm *llm = kt_llm_new(&lc, err);
-		nvcc_ctx nc = {.nvcc = a->nvcc ? a->nvcc : getenv("KT_NVCC")};
-		if (!nc.nvcc || !*nc.nvcc)
-			nc.nvcc = "nvcc";
-		snprintf(nc.arch, sizeof nc.arch, "-arch=%s", g.arch);
-		const char *td = getenv("TMPDIR");
-		kt_buf wd = {0};
-		kt_buf_printf(&wd, "%s/kt-refactor-XXXXXX", td && *td ? td : "/tmp");
-		nc.workdir = kt_buf_detach(&wd);
-		if (!llm) {
-			rc = -1;
-		} else if (!mkdtemp(nc.workdir)) {
-			rc = kt_fail_internal(err, "cannot create a work directory %s: %s", nc.workdir, strerror(errno));
-		} else {
-			kt_refactor_req req = {
-				.source_path = source_path,
-				.source = kt_buf_str(&source),
-				.kernel = a->kernel,
-				.shapes = a->shapes.v,
-				.nshapes = a->shapes.n,
-				.tmpl_path = a->output,
-				.lang_ref = kt_buf_str(&lang),
-				.gpu = &g,
-				.rounds = a->rounds > 0 ? (int)a->rounds : ac.rounds,
-				.tokens = a->tokens >= 0 ? (long)a->tokens : ac.tokens,
-				.samples = (int)a->samples,
-				.compile = a->no_compile ? NULL : compile_check,
-				.compile_ctx = &nc,
-				.verify = here ? verify_check : NULL,
-				.verify_ctx = &nc,
-				.progress = on_progress,
-			};
-			kt_refactor_out o;
-			fprintf(stderr, "kt refactor: %s of %s for %s with %s at %s (language reference %s)\n", a->kernel,
-				source_path, g.id.name, kt_llm_model(llm), kt_llm_base_url(llm), lang_path);
-			rc = kt_agent_refactor(llm, &req, &o, err);
-			kt_buf tpath = {0};
-			kt_buf_printf(&tpath, "%s.transcript.json", a->output);
-			kt_err terr = {0};
-			char *odir = kt_path_dir(a->output);
-			if ((kt_mkdirs(odir, &terr) ||
-			     kt_write_atomic(kt_buf_str(&tpath), o.transcript.data, o.transcript.len, &terr)) &&
-			    rc == 0)
-				rc = (*err = terr, -1);
-			else if (terr.cls)
-				fprintf(stderr, "kt refactor: cannot save the transcript: %s\n", terr.msg);
-			free(odir);
-			if (rc == 0)
-				rc = write_template(a, &o, &g, llm, err);
-			print_usage_line(llm);
-			if (rc == 0 && !o.verified)
-				fprintf(stderr, "kt refactor: wrote %s, NOT VERIFIED on a GPU (%s); transcript %s\n", a->output,
-					here ? "no shape was given to verify at" : a->no_gpu ? "--no-gpu" : "no GPU here",
-					kt_buf_str(&tpath));
-			else if (rc == 0)
-				fprintf(stderr, "kt refactor: wrote %s, verified on %s; transcript %s\n", a->output, g.id.name,
-					kt_buf_str(&tpath));
-			else
-				fprintf(stderr, "kt refactor: transcript %s\n", kt_buf_str(&tpath));
-			kt_buf_free(&tpath);
-			kt_refactor_out_free(&o);
-			rm_tree(nc.workdir);
-		}
-		free(nc.workdir);
-		kt_llm_free(llm);
+	if (kt_agent_cfg_from_env(&r->ac, err))
+		return -1;
+	if (r->ac.mode == KT_AGENT_OFF)
+		return kt_fail(err, "the agent is switched off (KT_AGENT=off); kt refactor needs KT_AGENT=llm or builtin");
+	if (kt_read_file(r->source_path, &r->source, err) || read_lang_ref(a->lang_ref, &r->lang, &r->lang_path, err) ||
+	    pick_target(a, &r->g, &r->here, err))
+		return -1;
+	if (kt_agent_find_kernel(kt_buf_str(&r->source), a->kernel, &kb, &ke))
+		return kt_fail(err, "%s: no __global__ kernel named '%s'", r->source_path, a->kernel);
+	r->nc.nvcc = a->nvcc ? a->nvcc : getenv("KT_NVCC");
+	if (!r->nc.nvcc || !*r->nc.nvcc)
+		r->nc.nvcc = "nvcc";
+	snprintf(r->nc.arch, sizeof r->nc.arch, "-arch=%s", r->g.arch);
+	const char *td = getenv("TMPDIR");
+	kt_buf wd = {0};
+	kt_buf_printf(&wd, "%s/kt-refactor-XXXXXX", td && *td ? td : "/tmp");
+	r->nc.workdir = kt_buf_detach(&wd);
+	if (!mkdtemp(r->nc.workdir)) {
+		kt_fail_internal(err, "cannot create a work directory %s: %s", r->nc.workdir, strerror(errno));
+		free(r->nc.workdir);
+		r->nc.workdir = NULL;
+		return -1;
 	}
-	kt_buf_free(&source);
-	kt_buf_free(&lang);
-	free(lang_path);
+	kt_buf_printf(&r->transcript_path, "%s.transcript.json", a->output);
+	return 0;
+}
+
+/* Saves the transcript (always) and the template (when one passed); rc is the loop's result. */
+static int save(refactor_run *r, const kt_llm *llm, const kt_refactor_out *o, int rc, kt_err *err)
+{
+	kt_err terr = {0};
+	char *odir = kt_path_dir(r->a->output);
+	if (kt_mkdirs(odir, &terr) || kt_write_atomic(kt_buf_str(&r->transcript_path), o->transcript.data,
+						      o->transcript.len, &terr)) {
+		if (rc == 0)
+			rc = (*err = terr, -1);
+		else
+			fprintf(stderr, "kt refactor: cannot save the transcript: %s\n", terr.msg);
+	}
+	free(odir);
+	if (rc == 0)
+		rc = write_template(r->a, o, &r->g, llm, err);
+	print_usage_line(llm);
+	const char *tp = kt_buf_str(&r->transcript_path);
+	if (rc == 0 && !o->verified)
+		fprintf(stderr, "kt refactor: wrote %s, NOT VERIFIED on a GPU (%s); transcript %s\n", r->a->output,
+			r->here ? "no shape was given to verify at" : r->a->no_gpu ? "--no-gpu" : "no GPU here", tp);
+	else if (rc == 0)
+		fprintf(stderr, "kt refactor: wrote %s, verified on %s; transcript %s\n", r->a->output, r->g.id.name, tp);
+	else
+		fprintf(stderr, "kt refactor: transcript %s\n", tp);
+	return rc;
+}
+
+static int run_loop(refactor_run *r, kt_llm *llm, kt_err *err)
+{
+	const refactor_args *a = r->a;
+	kt_refactor_req req = {
+		.source_path = r->source_path,
+		.source = kt_buf_str(&r->source),
+		.kernel = a->kernel,
+		.shapes = a->shapes.v,
+		.nshapes = a->shapes.n,
+		.tmpl_path = a->output,
+		.lang_ref = kt_buf_str(&r->lang),
+		.gpu = &r->g,
+		.rounds = a->rounds > 0 ? (int)a->rounds : r->ac.rounds,
+		.tokens = a->tokens >= 0 ? (long)a->tokens : r->ac.tokens,
+		.samples = (int)a->samples,
+		.compile = a->no_compile ? NULL : compile_check,
+		.compile_ctx = &r->nc,
+		.verify = r->here ? verify_check : NULL,
+		.verify_ctx = &r->nc,
+		.progress = on_progress,
+	};
+	kt_refactor_out o;
+	fprintf(stderr, "kt refactor: %s of %s for %s with %s at %s (language reference %s)\n", a->kernel,
+		r->source_path, r->g.id.name, kt_llm_model(llm), kt_llm_base_url(llm), r->lang_path);
+	int rc = save(r, llm, &o, kt_agent_refactor(llm, &req, &o, err), err);
+	kt_refactor_out_free(&o);
+	return rc;
+}
+
+static int refactor(const refactor_args *a, const char *source_path, kt_err *err)
+{
+	refactor_run r = {.a = a, .source_path = source_path};
+	kt_llm_config lc;
+	kt_llm *llm = NULL;
+	int rc = prepare(&r, err);
+	if (rc == 0 && (kt_llm_config_from_env(&lc, err) || !(llm = kt_llm_new(&lc, err))))
+		rc = -1;
+	if (rc == 0)
+		rc = run_loop(&r, llm, err);
+	kt_llm_free(llm);
+	if (r.nc.workdir)
+		rm_tree(r.nc.workdir);
+	free(r.nc.workdir);
+	kt_buf_free(&r.source);
+	kt_buf_free(&r.lang);
+	kt_buf_free(&r.transcript_path);
+	free(r.lang_path);
 	return rc;
 }
 

@@ -25,7 +25,7 @@ typedef struct tune_args {
 	const char *strategy, *record, *cache_dir, *workdir, *backend, *nvcc, *flagstr;
 	long long budget, seed, gpu, arch, jobs, top;
 	const char *seconds, *timeout;
-	int quiet;
+	int quiet, list_gpus;
 } tune_args;
 
 /* Splits --flags "a b c" (and repeated --flag values) into one list; the strings are owned by
@@ -186,6 +186,24 @@ static int tune_all(const kt_tmpl *t, const tune_args *a, kt_tune_opts *o, kt_er
 	return rc;
 }
 
+/* "GPU 0: NVIDIA H200, sm_90, 132 SMs, 60 MB L2, driver 13.0", or "no GPU: <why>". */
+static int list_gpus(const char *backend, kt_err *err)
+{
+	char why[256] = "";
+	int n = kt_tune_gpus(backend, why, sizeof why);
+	if (n <= 0)
+		printf("no GPU: %s\n", why[0] ? why : "none found");
+	for (int i = 0; i < n; i++) {
+		kt_gpu_info gi;
+		if (kt_tune_gpu_info(backend, i, &gi, err))
+			return -1;
+		printf("GPU %d: %s, sm_%d%d, %d SMs, %.0f MB L2, %lld B shared memory per block, driver %s\n", i, gi.id.name,
+		       gi.id.cc_major, gi.id.cc_minor, gi.id.sms, (double)gi.id.l2_bytes / 1e6, (long long)gi.id.smem_optin,
+		       gi.driver);
+	}
+	return 0;
+}
+
 int kt_cmd_tune(int argc, char **argv)
 {
 	tune_args a = {.budget = 0, .seed = 1, .gpu = 0, .top = TOP_SHOWN};
@@ -209,6 +227,7 @@ int kt_cmd_tune(int argc, char **argv)
 		{"workdir", KT_OPT_STR, &a.workdir, "DIR", "keep the variant sources, cubins and logs here"},
 		{"backend", KT_OPT_STR, &a.backend, "B", "GPU backend: cuda (default) or fake (for tests)"},
 		{"quiet", KT_OPT_FLAG, &a.quiet, NULL, "no progress line"},
+		{"list-gpus", KT_OPT_FLAG, &a.list_gpus, NULL, "list the GPUs that tuning would use (or why there is none) and exit"},
 		{0},
 	};
 	const char *pos[1];
@@ -224,6 +243,10 @@ int kt_cmd_tune(int argc, char **argv)
 	if (rc == KT_OPT_HELP) {
 		kt_opt_usage(stdout, usage, about, opts);
 		rc = KT_EXIT_OK;
+		goto out;
+	}
+	if (rc == 0 && a.list_gpus) {
+		rc = list_gpus(a.backend, &err) ? kt_opt_fail("tune", &diags, &err) : KT_EXIT_OK;
 		goto out;
 	}
 	if (rc == 0 && npos != 1)

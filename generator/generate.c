@@ -14,6 +14,7 @@
 #include "emit.h"
 #include "space.h"
 #include "tmpl.h"
+#include "tune.h"
 
 typedef struct gen {
 	const kt_generate_opts *o;
@@ -28,6 +29,7 @@ typedef struct gen {
 	int noted_default;    /* the "using the template defaults" note was given */
 	kt_cache *cache;      /* open when a GPU identity is known (keys can be made); else NULL */
 	kt_gpu_id gpu;        /* the target GPU's identity, a key field */
+	int tune;             /* a GPU is here and tuning is allowed: a miss is tuned (tune.h) */
 	kt_buf compiler;      /* the compiler's identity, a key field */
 	kt_buf missing;       /* --require-hit: one line per shape that missed */
 	int nmissing;
@@ -146,17 +148,32 @@ static void cache_warning(void *ctx, const char *msg)
 
 /* Opens the cache when keys can be made: the target GPU's identity comes from the records of
  * the GPU named by --gpu / KT_GPU (a machine without a GPU, e.g. CI).  No name: nothing to look up. */
+/* A GPU on this machine, with tuning allowed: its identity is the key's and a miss is tuned. */
+static int local_gpu(gen *g)
+{
+	char why[256];
+	kt_gpu_info info;
+	kt_err e = {0};
+	if (g->o->no_tune || g->o->require_hit || kt_tune_gpus(NULL, why, sizeof why) <= 0 ||
+	    kt_tune_gpu_info(NULL, 0, &info, &e) != 0)
+		return 0;
+	g->gpu = info.id;
+	g->tune = 1;
+	return 1;
+}
+
 static int open_cache(gen *g, kt_err *err)
 {
 	const kt_generate_opts *o = g->o;
-	if (!o->gpu || !o->gpu[0])
+	int here = local_gpu(g);
+	if (!here && (!o->gpu || !o->gpu[0]))
 		return 0;
 	kt_cache_opts co = {.user_dir = o->cache_dir, .project_dir = o->project_cache, .remote = o->remote,
 			    .read_only = o->read_only, .retune = o->retune, .warn = cache_warning, .warn_ctx = g};
 	g->cache = kt_cache_open(&co, err);
 	if (!g->cache)
 		return -1;
-	if (!kt_cache_find_gpu(g->cache, o->gpu, &g->gpu)) {
+	if (!here && !kt_cache_find_gpu(g->cache, o->gpu, &g->gpu)) {
 		kt_cache_close(g->cache, NULL);
 		g->cache = NULL;
 		if (o->require_hit)
@@ -173,13 +190,18 @@ static int open_cache(gen *g, kt_err *err)
 
 static const char *const cache_origin[KT_NTIERS] = {"cache:user", "cache:project", "cache:remote"};
 
+static int make_key(gen *g, int i, kt_key *k, kt_err *err)
+{
+	kt_key_input in = {g->t, shape_at(g, i), &g->gpu, kt_buf_str(&g->compiler), g->o->arch ? g->o->arch : "",
+			   g->o->flags ? g->o->flags : ""};
+	return kt_key_make(&in, k, err);
+}
+
 /* Looks shape i up and sets g->key[i].  1 on a hit (cfg and g->origin[i] filled), 0 on a miss. */
 static int cached_config(gen *g, int i, uint16_t *cfg, kt_err *err)
 {
 	kt_key k = {0};
-	kt_key_input in = {g->t, shape_at(g, i), &g->gpu, kt_buf_str(&g->compiler), g->o->arch ? g->o->arch : "",
-			   g->o->flags ? g->o->flags : ""};
-	if (kt_key_make(&in, &k, err) != 0)
+	if (make_key(g, i, &k, err) != 0)
 		return -1;
 	g->key[i] = kt_xstrdup(k.hex);
 	kt_tier tier;
@@ -211,10 +233,60 @@ static int report_missing(gen *g, kt_err *err)
 		       kt_buf_str(&g->missing));
 }
 
+/* ---- tuning on a miss ------------------------------------------------------------------ */
+
+/* Tunes shape i on this machine's GPU, stores the record and takes its choice.  1 when tuned;
+ * 0 when tuning could not run or nothing passed (a note; the default is used); -1 on error. */
+static int tuned_config(gen *g, int i, uint16_t *cfg, kt_err *err)
+{
+	const kt_generate_opts *o = g->o;
+	char *words = kt_xstrdup(o->flags ? o->flags : "");
+	const char **flags = kt_xcalloc(strlen(words) + 1, sizeof *flags);
+	int nflags = 0;
+	for (char *w = strtok(words, " \t"); w; w = strtok(NULL, " \t"))
+		flags[nflags++] = w;
+	kt_buf label = {0};
+	kt_buf_printf(&label, "%s ", o->name);
+	kt_tmpl_format_shape(g->t, shape_at(g, i), &label);
+	kt_progress pr;
+	kt_progress_init(&pr, o->quiet ? NULL : stderr, kt_buf_str(&label));
+	kt_tune_opts to = {.nvcc = o->nvcc, .arch = o->arch ? atoi(o->arch) : 0, .flags = flags, .nflags = nflags,
+			   .types = o->types, .ntypes = o->ntypes, .cache_dir = kt_cache_dir(g->cache, KT_TIER_USER),
+			   .seed = 1, .progress = &pr};
+	kt_tune_result r;
+	kt_err te = {0};
+	int rc = 0;
+	if (kt_tune(g->t, shape_at(g, i), &to, &r, &te) != 0) {
+		note(g, "kt: %s: tuning %s failed: %s; using the template defaults", o->name, kt_buf_str(&label), te.msg);
+		g->noted_default = 1;
+	} else if (r.best < 0) {
+		note(g, "kt: %s: no configuration passed the check at %s; using the template defaults", o->name,
+		     kt_buf_str(&label));
+		g->noted_default = 1;
+	} else {
+		kt_key k = {0};
+		rc = make_key(g, i, &k, err);
+		if (rc == 0 && kt_cache_store(g->cache, &k, g->t, shape_at(g, i), &g->gpu, &r, &te) != 0)
+			note(g, "kt: warning: %s: the tuned record was not stored: %s", o->name, te.msg);
+		if (rc == 0) {
+			memcpy(cfg, r.evals[r.best].cfg, (size_t)g->t->nparams * sizeof *cfg);
+			g->origin[i] = "tuned";
+			rc = 1;
+		}
+		kt_key_free(&k);
+	}
+	kt_tune_result_free(&r);
+	kt_buf_free(&label);
+	free(flags);
+	free(words);
+	return rc;
+}
+
 /* ---- the decision --------------------------------------------------------------------- */
 
 /* Chooses the configuration of shape i: fills cfg, g->origin[i] and g->key[i].
- * Order: forced by --config; else a cache hit; else (a miss) the template default, with a note
+ * Order: forced by --config; else a cache hit; else (a miss) tuned when a GPU is here and tuning
+ * is allowed (stored in the cache); else the template default, with a note
  * once per kernel, or with --require-hit a miss remembered for the error after the last shape. */
 static int choose_config(gen *g, int i, uint16_t *cfg, kt_err *err)
 {
@@ -227,6 +299,9 @@ static int choose_config(gen *g, int i, uint16_t *cfg, kt_err *err)
 	int hit = g->cache ? cached_config(g, i, cfg, err) : 0;
 	if (hit != 0)
 		return hit < 0 ? -1 : 0;
+	int tuned = g->tune && g->cache ? tuned_config(g, i, cfg, err) : 0;
+	if (tuned != 0)
+		return tuned < 0 ? -1 : 0;
 	if (g->o->require_hit)
 		add_missing(g, i);
 	kt_tmpl_default_config(t, cfg);

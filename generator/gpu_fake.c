@@ -68,7 +68,7 @@ static int fake_info(int ordinal, kt_gpu_info *out, kt_err *err)
 	out->id.sms = 4;
 	out->id.l2_bytes = 256 << 10;
 	out->id.smem_optin = 232448;
-	out->lim = (kt_gpu_limits){1024, {1024, 1024, 64}, {2147483647, 65535, 65535}, 65536, 65536, 49152, 1LL << 30};
+	out->lim = (kt_gpu_limits){1024, {1024, 1024, 64}, {2147483647, 65535, 65535}, 65536, 65536, 49152, 256LL << 20};
 	snprintf(out->driver, sizeof out->driver, "fake");
 	return 0;
 }

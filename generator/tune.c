@@ -25,6 +25,7 @@
 static const double DEFAULT_NEAR_FLOOR = 0.03;
 static const double NOISE_FLOOR = 0.005;       /* times within 0.5% are a tie whatever the spread */
 static const int64_t BW_BYTES = 1LL << 30;     /* the copy measured for the bandwidth ceiling */
+static const double MEASURE_TIMEOUT_S = 120;   /* watchdog of the ceilings and the final re-timing */
 enum { PENDING = -2 }; /* ev_of: in a batch, not yet recorded */
 enum { DEFAULT_RETIME_TOP = 5, RETIME_ROUNDS = 30, MIN_BATCH = 8, MAX_BATCH = 64 };
 #define CEILINGS_FILE "gpu-ceilings.json"
@@ -175,7 +176,7 @@ static void keep_ceiling(const tuner *tu, const char *what, double v)
 /* Runs one measuring command ("bw N", "rate") on the pool; its first number, or 0. */
 static double measure(tuner *tu, const char *cmd, kt_err *err)
 {
-	kt_job j = {(char *)cmd, KT_OK, NULL};
+	kt_job j = {(char *)cmd, KT_OK, NULL, MEASURE_TIMEOUT_S};
 	double v = 0;
 	if (kt_pool_run(tu->pool, &j, 1, err) == 0 && j.status == KT_OK)
 		v = atof(j.reply);
@@ -515,7 +516,7 @@ static void choose(tuner *tu, kt_err *err)
 			kt_buf_printf(&cmd, "\t%s\t%s\t%s", tu->cubin_of[ok[i]], tu->kernel_of[ok[i]], kt_buf_str(&cfg));
 			kt_buf_free(&cfg);
 		}
-		kt_job j = {cmd.data, KT_OK, NULL};
+		kt_job j = {cmd.data, KT_OK, NULL, MEASURE_TIMEOUT_S};
 		kt_err e = {0};
 		if (kt_pool_run(tu->pool, &j, 1, &e) == 0 && j.status == KT_OK) {
 			const char *p = j.reply;

@@ -963,7 +963,7 @@ static int submit(kt_pool *p, pw *w, kt_job *j, kt_err *err)
 		kt_buf_free(&msg);
 		if (rc == 0) {
 			w->job = j;
-			w->deadline = kt_now() + job_timeout(p);
+			w->deadline = kt_now() + (j->timeout_s > 0 ? j->timeout_s : job_timeout(p));
 			return 0;
 		}
 		stop_worker(w);
@@ -1011,7 +1011,8 @@ int kt_pool_run(kt_pool *p, kt_job *jobs, size_t n, kt_err *err)
 				done++;
 			} else if (kt_now() > w->deadline) {
 				char why[96];
-				snprintf(why, sizeof why, "no answer within %.0f s: the worker was killed", job_timeout(p));
+				snprintf(why, sizeof why, "no answer within %.0f s: the worker was killed",
+					 w->job->timeout_s > 0 ? w->job->timeout_s : job_timeout(p));
 				lose_worker(p, w, KT_TIMED_OUT, why);
 				done++;
 			}

@@ -49,6 +49,7 @@ typedef struct kt_job {
 	char *cmd;          /* the command line, without its newline (owned by the caller) */
 	kt_status status;   /* KT_OK, KT_CHECK_FAILED, KT_FAULTED or KT_TIMED_OUT */
 	char *reply;        /* the reply after its first field, e.g. "12.5\t0.3" (owned) */
+	double timeout_s;   /* the watchdog for this job; <= 0: the pool's */
 } kt_job;
 
 typedef struct kt_pool kt_pool;

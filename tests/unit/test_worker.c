@@ -102,18 +102,18 @@ static void test_protocol(void)
 	/* Re-timing, interleaved: one reply with a median and a spread per candidate. */
 	kt_buf_reset(&cmd);
 	kt_buf_printf(&cmd, "retime\t10\t%s\tscale\t%s\t%s\tscale\t%s", slow, cfg, good, cfg);
-	kt_job r = {cmd.data, KT_OK, NULL};
+	kt_job r = {cmd.data, KT_OK, NULL, 30};
 	CHECK_INT(kt_pool_run(p, &r, 1, &err), 0);
 	double m1 = 0, s1 = -1, m2 = 0, s2 = -1;
 	CHECK(r.reply && sscanf(r.reply, "%lf\t%lf\t%lf\t%lf", &m1, &s1, &m2, &s2) == 4);
 	CHECK(fabs(m1 - 80) < 1e-3 && fabs(m2 - 40) < 1e-3 && s1 == 0 && s2 == 0);
 	kt_job_clear(&r);
 
-	kt_job bw = {"bw\t1048576", KT_OK, NULL};
+	kt_job bw = {"bw\t1048576", KT_OK, NULL, 30};
 	CHECK_INT(kt_pool_run(p, &bw, 1, &err), 0);
 	CHECK(bw.reply && fabs(atof(bw.reply) - 2000) < 1);
 	kt_job_clear(&bw);
-	kt_job rate = {"rate", KT_OK, NULL};
+	kt_job rate = {"rate", KT_OK, NULL, 30};
 	CHECK_INT(kt_pool_run(p, &rate, 1, &err), 0);
 	CHECK(rate.reply && fabs(atof(rate.reply) - 50000) < 1);
 	kt_job_clear(&rate);

@@ -1,0 +1,33 @@
+#!/bin/sh
+# Tuning throughput: configurations compiled, checked and timed per second on this machine's GPU.
+#
+#   bench/tune_throughput.sh KT [OUTDIR]
+#
+# Tunes two memory-bound shipped templates with a budget of 300 configurations each (random
+# order, so the sample spans the whole space), from an empty work directory, with the ceilings
+# measured once beforehand.  Prints one table row per case; each run's full table and its recorded
+# space go to OUTDIR (default: a temporary directory).
+set -eu
+kt=$1
+out=${2:-$(mktemp -d)}
+src=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$out"
+"$kt" tune --list-gpus | tee "$out/gpus.txt"
+case $(cat "$out/gpus.txt") in "no GPU"*) echo "tune_throughput: skipped (no GPU)"; exit 0 ;; esac
+
+run() { # NAME TEMPLATE SHAPE TYPE
+	name=$1 tmpl=$2 shape=$3 type=$4
+	"$kt" space "$src/templates/$tmpl" --shape "$shape" --type "$type" | tail -1 >"$out/$name.space.txt"
+	"$kt" tune "$src/templates/$tmpl" --shape "$shape" --type "$type" --strategy random --budget 300 --seconds 150 --seed 1 \
+		--cache-dir "$out/cache" --record "$out/$name.csv" --quiet >"$out/$name.txt" 2>&1
+	line=$(grep ' evaluated in ' "$out/$name.txt")
+	status=$(grep '  status:' "$out/$name.txt" | sed 's/  status: //')
+	best=$(grep -- '<- chosen' "$out/$name.txt" | awk '{print $2 " us, " $4 " of floor"}')
+	printf '%-14s | %-24s | %s | %s | %s | %s\n' "$name" "$shape" "$(echo "$line" | sed 's/.*: //; s/, strategy.*//')" \
+		"$status" "$best" "$(sed 's/[()]//g; s/ shown.*//' "$out/$name.space.txt")"
+}
+
+printf '%-14s | %-24s | %s | %s | %s | %s\n' case shape "evaluated, time (rate)" statuses best feasible
+run silu_and_mul silu_and_mul.cu.tmpl tokens=4096,d=8192 T=half
+run rmsnorm rmsnorm.cu.tmpl rows=16384,hidden=4096 T=half
+echo "details: $out"

@@ -1,0 +1,56 @@
+#!/bin/sh
+# GPU tests of tuning: tune_case.sh CASE KT SOURCE_DIR WORK_DIR
+# Exits 77 (ctest's SKIP_RETURN_CODE) with the reason when kt finds no GPU.
+set -u
+case_=$1 kt=$2 src=$3 work=$4
+gpu=$("$kt" tune --list-gpus)
+case $gpu in
+"no GPU"*) echo "skipped: $gpu"; exit 77 ;;
+esac
+echo "$gpu"
+rm -rf "$work" && mkdir -p "$work" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+
+case $case_ in
+planted)
+	# Faults and hangs cost only their worker; wrong results are rejected; a correct winner is chosen.
+	"$kt" tune "$src/tests/gpu/planted.cu.tmpl" --shape n=4194304 --strategy exhaustive --timeout 3 \
+		--record "$work/space.csv" --cache-dir "$work/cache" --workdir "$work/w" >"$work/out.txt" 2>&1
+	rc=$?
+	cat "$work/out.txt"
+	[ $rc -eq 0 ] || fail "kt tune exited with $rc"
+	grep -q '"BLOCK=128,ITEMS=1,MODE=oob",faulted' "$work/space.csv" || fail "oob not faulted"
+	grep -q '"BLOCK=128,ITEMS=1,MODE=loop",timed-out' "$work/space.csv" || fail "loop not timed out"
+	grep -q '"BLOCK=128,ITEMS=1,MODE=wrong",check-failed' "$work/space.csv" || fail "wrong not rejected"
+	grep -q '"BLOCK=128,ITEMS=1,MODE=last",check-failed' "$work/space.csv" || fail "last element not checked"
+	[ "$(grep -c ',ok,' "$work/space.csv")" -eq 15 ] || fail "expected 15 passing configurations"
+	grep -q 'MODE=good  <- chosen' "$work/out.txt" || fail "no correct winner"
+	;;
+rmsnorm)
+	# A shipped template end to end: a budget of the default strategy, a winner faster than the reference.
+	"$kt" tune "$src/templates/rmsnorm.cu.tmpl" --shape rows=4096,hidden=4096 --budget 60 --seed 3 \
+		--record "$work/space.csv" --cache-dir "$work/cache" >"$work/out.txt" 2>&1
+	rc=$?
+	cat "$work/out.txt"
+	[ $rc -eq 0 ] || fail "kt tune exited with $rc"
+	grep -q '<- chosen' "$work/out.txt" || fail "nothing chosen"
+	grep -q 'tuned is .*x faster' "$work/out.txt" || fail "no comparison with the reference"
+	[ "$(grep -c ',ok,' "$work/space.csv")" -ge 30 ] || fail "fewer than 30 configurations passed"
+	grep -q 'bw_gbs' "$work/cache/gpu-ceilings.json" || fail "the bandwidth was not kept"
+	;;
+generate)
+	# kt generate on an empty cache tunes, stores the record and emits the tuned variant; the
+	# second run is a hit.
+	export KT_CACHE_DIR="$work/cache"
+	"$kt" generate --template "$src/tests/gpu/planted.cu.tmpl" --name planted --out "$work/gen" \
+		--shape n=1048576 >"$work/out1.txt" 2>&1 || { cat "$work/out1.txt"; fail "first generate"; }
+	cat "$work/out1.txt"
+	grep -q '"tuned"' "$work/gen/kt_planted.json" || fail "the manifest does not say tuned"
+	! grep -Eq '"MODE":[[:space:]]*"(oob|loop|wrong|last)"' "$work/gen/kt_planted.json" || fail "a planted failure was chosen"
+	"$kt" generate --template "$src/tests/gpu/planted.cu.tmpl" --name planted --out "$work/gen" \
+		--shape n=1048576 >"$work/out2.txt" 2>&1 || fail "second generate"
+	grep -q '"cache:user"' "$work/gen/kt_planted.json" || fail "the second run did not hit the cache"
+	;;
+*) fail "unknown case $case_" ;;
+esac
+echo PASS

@@ -594,6 +594,80 @@ static void test_propose(void)
 	kt_tmpl_free(t);
 }
 
+/* Mutated replies (truncated, bytes replaced by JSON and fence punctuation) are rejected or
+ * parsed into consistent proposals, and validating those never breaks the template. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static int consistent(const kt_agent_prop *p)
+{
+	if (!p->accepted)
+		return p->why != NULL;
+	switch (p->kind) {
+	case KT_AGENT_SET_VALUES:
+		return p->param && p->nvals > 0 && p->reason && p->reason[0];
+	case KT_AGENT_ADD_CONSTRAINT:
+		return p->expr != NULL && p->reason && p->reason[0];
+	case KT_AGENT_REVISE_TEMPLATE:
+		return p->tmpl != NULL && p->reason && p->reason[0];
+	default:
+		return 0;
+	}
+}
+
+static void test_mutated_replies(void)
+{
+	static const char doc[] = "```json\n{\"proposals\": [{\"kind\": \"set_values\", \"param\": \"BLOCK\", "
+				  "\"values\": [64, 128, 512], \"reason\": \"edge\"}, {\"kind\": \"add_constraint\", "
+				  "\"expr\": \"BLOCK >= 128 || ALGO == \\\"b\\\"\", \"reason\": \"r\"}, {\"kind\": "
+				  "\"set_values\", \"param\": \"ALGO\", \"values\": [\"b\"], \"reason\": \"r\"}]}\n```\n";
+	static const char punct[] = "{}[]\":,\n\\`0123456789abBLOCK -";
+	kt_buf diags = {0};
+	kt_err err = {0};
+	kt_tmpl *t = kt_tmpl_parse_text("p.cu.tmpl", plan_tmpl, strlen(plan_tmpl), NULL, &diags, &err);
+	if (!t)
+		return;
+	kt_agent_target g;
+	kt_agent_target_lookup("H200", &g, NULL);
+	int64_t shape[1] = {4096};
+	int parsed = 0, bad = 0, accepted = 0;
+	for (int it = 0; it < 3000; it++) {
+		char m[sizeof doc];
+		memcpy(m, doc, sizeof doc);
+		size_t n = sizeof doc - 1;
+		if (it % 3 == 0)
+			m[rng() % n] = 0; /* truncated */
+		for (int k = (int)(rng() % 4); k >= 0; k--)
+			m[rng() % n] = punct[rng() % (sizeof punct - 1)];
+		kt_agent_props ps;
+		if (kt_agent_parse_proposals(m, &ps, &err) == 0) {
+			parsed++;
+			for (int i = 0; i < ps.n; i++) {
+				bad += !consistent(&ps.v[i]);
+				kt_agent_check_proposal(t, shape, 1, &g, &ps.v[i]);
+				bad += !consistent(&ps.v[i]) || (ps.v[i].accepted && !ps.v[i].new_src);
+				accepted += ps.v[i].accepted;
+			}
+		}
+		kt_agent_props_free(&ps);
+		kt_buf out = {0};
+		char why[128];
+		if (kt_agent_extract_template(m, &out, why, sizeof why) == 0)
+			bad += out.len > strlen(m);
+		kt_buf_free(&out);
+	}
+	CHECK_INT(bad, 0);
+	CHECK(parsed > 100 && accepted > 100); /* the mutations leave many documents usable */
+	kt_tmpl_free(t);
+	kt_buf_free(&diags);
+}
+
 int main(void)
 {
 	test_control();
@@ -606,5 +680,6 @@ int main(void)
 	test_plan_loop();
 	test_summary();
 	test_propose();
+	test_mutated_replies();
 	return check_done();
 }

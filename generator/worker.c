@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "gpu.h"
+#include "opt.h"
 #include "proc.h"
 #include "tmpl.h"
 
@@ -651,14 +652,6 @@ static int serve(wk *w, char *line)
 	return rc == WK_FAULT;
 }
 
-static int worker_usage(FILE *f)
-{
-	fputs("usage: kt worker --template FILE --shape SHAPE [--type T=x]... [--gpu N] [--backend cuda|fake] [--seed N]\n"
-	      "Tests and times variants for `kt tune`, answering commands on stdin (see worker.h).\n",
-	      f);
-	return f == stdout ? KT_EXIT_OK : KT_EXIT_INPUT;
-}
-
 static int worker_open(wk *w, const char *backend, int gpu, const char *tpath, const char **types, int ntypes,
 		       const char *shape, uint64_t seed, kt_err *err)
 {
@@ -680,50 +673,40 @@ static int worker_open(wk *w, const char *backend, int gpu, const char *tpath, c
 	return alloc_args(w, seed, err);
 }
 
+static const char worker_usage[] =
+	"kt worker --template FILE --shape SPEC [--type T=x]... [--gpu N] [--backend cuda|fake] [--seed N]";
+static const char worker_about[] = "Tests and times variants for `kt tune`, answering commands on stdin (see worker.h).";
+
 int kt_cmd_worker(int argc, char **argv)
 {
 	const char *backend = "cuda", *tpath = NULL, *shape = NULL;
-	const char **types = kt_xcalloc((size_t)argc + 1, sizeof *types);
-	int ntypes = 0, gpu = 0;
-	uint64_t seed = 1;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			free(types);
-			return worker_usage(stdout);
-		}
-		if (!v) {
-			fprintf(stderr, "kt worker: %s needs a value\n", a);
-			free(types);
-			return KT_EXIT_INPUT;
-		}
-		i++;
-		if (!strcmp(a, "--backend"))
-			backend = v;
-		else if (!strcmp(a, "--gpu"))
-			gpu = atoi(v);
-		else if (!strcmp(a, "--template"))
-			tpath = v;
-		else if (!strcmp(a, "--shape"))
-			shape = v;
-		else if (!strcmp(a, "--type"))
-			types[ntypes++] = v;
-		else if (!strcmp(a, "--seed"))
-			seed = strtoull(v, NULL, 10);
-		else {
-			fprintf(stderr, "kt worker: unknown option '%s'\n", a);
-			free(types);
-			return worker_usage(stderr);
-		}
+	kt_strlist types = {0};
+	long long gpu = 0, seed = 1;
+	const kt_opt opts[] = {
+		{"template", KT_OPT_STR, &tpath, "FILE", "the template"},
+		{"shape", KT_OPT_STR, &shape, "SPEC", "the shape every variant runs at"},
+		{"type", KT_OPT_LIST, &types, "T=x", "a type symbol's choice (repeatable)"},
+		{"gpu", KT_OPT_INT, &gpu, "N", "device ordinal (default 0)"},
+		{"backend", KT_OPT_STR, &backend, "B", "cuda (default) or fake"},
+		{"seed", KT_OPT_INT, &seed, "N", "seed of the test inputs (default 1)"},
+		{0},
+	};
+	kt_err err = {0};
+	int npos = 0, rc = kt_opt_parse(opts, argc, argv, NULL, 0, &npos, &err);
+	if (rc == KT_OPT_HELP) {
+		kt_opt_usage(stdout, worker_usage, worker_about, opts);
+		kt_strlist_free(&types);
+		return KT_EXIT_OK;
 	}
-	if (!tpath || !shape) {
-		free(types);
-		return worker_usage(stderr);
+	if (rc == 0 && (!tpath || !shape))
+		rc = kt_fail(&err, "--template and --shape are required (usage: %s)", worker_usage);
+	if (rc) {
+		kt_strlist_free(&types);
+		return kt_opt_fail("worker", NULL, &err);
 	}
 	wk w = {0};
-	kt_err err = {0};
-	int rc = KT_EXIT_OK;
-	if (worker_open(&w, backend, gpu, tpath, types, ntypes, shape, seed, &err)) {
+	rc = KT_EXIT_OK;
+	if (worker_open(&w, backend, (int)gpu, tpath, types.v, types.n, shape, (uint64_t)seed, &err)) {
 		for (char *p = err.msg; *p; p++)
 			if (*p == '\n' || *p == '\t')
 				*p = ' ';
@@ -751,7 +734,7 @@ int kt_cmd_worker(int argc, char **argv)
 	free(w.params);
 	free(w.ptrs);
 	free(w.ev);
-	free(types);
+	kt_strlist_free(&types);
 	return rc;
 }
 

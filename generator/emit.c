@@ -436,6 +436,14 @@ static void put_geometry_fn(const plan *p, char **slots, kt_buf *out)
 	kt_buf_puts(out, "}\n\n");
 }
 
+static int any_entry(const plan *p)
+{
+	for (int i = 0; i < p->o->nchoices; i++)
+		if (p->entry_variant[i] >= 0)
+			return 1;
+	return 0;
+}
+
 static void put_table(const plan *p, kt_buf *out)
 {
 	const kt_tmpl *t = p->t;
@@ -450,6 +458,11 @@ static void put_table(const plan *p, kt_buf *out)
 		kt_buf_puts(out, ", ");
 		put_cfg_list(t, p->variants[v].cfg, out);
 		kt_buf_printf(out, ", %s},\n", p->variants[v].symbol);
+	}
+	if (!any_entry(p)) { /* no shapes given: the fallback alone (C++ has no empty arrays) */
+		kt_buf_puts(out, "\t{{0}, ");
+		put_cfg_list(t, p->fallback, out);
+		kt_buf_printf(out, ", %s},\n", p->variants[p->fallback_variant].symbol);
 	}
 	kt_buf_puts(out, "};\n\n/* When no tuned shape fits. */\nstatic const struct kt_entry kt_fallback = {{0}, ");
 	put_cfg_list(t, p->fallback, out);

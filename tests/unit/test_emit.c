@@ -303,6 +303,21 @@ static void test_validation(kt_tmpl *t)
 	free(dir);
 }
 
+/* No shapes: the fallback alone, as the one table entry (C++ has no empty arrays). */
+static void test_no_shapes(kt_tmpl *t)
+{
+	char *dir = path_in(tmpdir, "noshapes");
+	kt_emit_opts o = {.name = "mini", .outdir = dir};
+	kt_err err = {0};
+	CHECK(kt_emit(t, &o, &err) == 0);
+	CHECK_INT(count_files(dir), 5);
+	char *d = slurp(dir, "kt_mini.cu");
+	CHECK(d && strstr(d, "kt_table[] = {\n\t{{0}, {128LL, 1LL, 0LL, 0LL}, kt_mini_") != NULL);
+	free(d);
+	rm_rf(dir);
+	free(dir);
+}
+
 static void test_variant_text(kt_tmpl *t)
 {
 	uint16_t cfg[4];
@@ -333,6 +348,7 @@ int main(void)
 		test_emit_files(t);
 		test_validation(t);
 		test_variant_text(t);
+		test_no_shapes(t);
 	}
 	kt_tmpl_free(t);
 	char *out = path_in(tmpdir, "out");

@@ -185,7 +185,8 @@ int main()
 		std::printf("example_app: running on %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);
 
 	bool ok = true;
-	// The tuned shapes (see CMakeLists.txt), then shapes the launcher must map to a near one.
+	// The tuned shapes (see CMakeLists.txt), then shapes that the launcher must serve with the
+	// configuration of a near tuned shape.
 	const int rms[][2] = {{4096, 4096}, {16, 4096}, {2048, 8192}, {1000, 4096}};
 	for (const auto &s : rms)
 		if (!run_rmsnorm(s[0], s[1], &ok))

@@ -1,0 +1,223 @@
+/* rounds.c - tune, plan, apply, tune again (see rounds.h). */
+#include "rounds.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { MAX_ROUNDS = 20 };
+
+/* Where rounds' templates go: o->workdir, else a temporary directory (removed by cleanup). */
+typedef struct round_dirs {
+	char *base;
+	int temporary;
+	char *orig_dir;    /* the original template's directory, for -I */
+	char **files;      /* written templates, removed at the end when temporary */
+	int nfiles;
+} round_dirs;
+
+static int dirs_open(round_dirs *d, const kt_tmpl *t, const kt_tune_opts *o, kt_err *err)
+{
+	*d = (round_dirs){0};
+	d->orig_dir = kt_path_dir(t->path);
+	if (o->workdir) {
+		d->base = kt_path_join(o->workdir, "rounds");
+		return kt_mkdirs(d->base, err);
+	}
+	const char *td = getenv("TMPDIR");
+	kt_buf b = {0};
+	kt_buf_printf(&b, "%s/kt-rounds-XXXXXX", td && *td ? td : "/tmp");
+	d->base = kt_buf_detach(&b);
+	d->temporary = 1;
+	if (!mkdtemp(d->base))
+		return kt_fail_internal(err, "cannot create a work directory %s: %s", d->base, strerror(errno));
+	return 0;
+}
+
+static void dirs_close(round_dirs *d)
+{
+	for (int i = 0; i < d->nfiles; i++) {
+		if (d->temporary) {
+			char *dir = kt_path_dir(d->files[i]);
+			unlink(d->files[i]);
+			rmdir(dir);
+			free(dir);
+		}
+		free(d->files[i]);
+	}
+	if (d->temporary)
+		rmdir(d->base);
+	free(d->files);
+	free(d->base);
+	free(d->orig_dir);
+}
+
+/* Writes round k's template text and parses it from there; NULL with why in note. */
+static kt_tmpl *round_tmpl(round_dirs *d, const kt_tmpl *t, const kt_tune_opts *o, int k, const char *text,
+			   kt_buf *note, kt_err *err)
+{
+	const char *base = strrchr(t->path, '/') ? strrchr(t->path, '/') + 1 : t->path;
+	kt_buf dir = {0};
+	kt_buf_printf(&dir, "%s/round-%d", d->base, k);
+	char *path = kt_path_join(kt_buf_str(&dir), base);
+	kt_tmpl *n = NULL;
+	if (kt_mkdirs(kt_buf_str(&dir), err) == 0 && kt_write_atomic(path, text, strlen(text), err) == 0) {
+		d->files = kt_xrealloc(d->files, (size_t)(d->nfiles + 1) * sizeof *d->files);
+		d->files[d->nfiles++] = kt_xstrdup(path);
+		kt_tmpl_opts to = {o->types, o->ntypes};
+		kt_buf diags = {0};
+		kt_err perr = {0};
+		n = kt_tmpl_parse(path, &to, &diags, &perr);
+		if (!n)
+			kt_buf_printf(note, "the template of round %d does not parse:\n%s", k,
+				      diags.len ? kt_buf_str(&diags) : perr.msg);
+		kt_buf_free(&diags);
+	} else {
+		kt_buf_printf(note, "round %d: %s", k, err->msg);
+	}
+	free(path);
+	kt_buf_free(&dir);
+	return n;
+}
+
+/* Tunes round k's template; the original in round 0, else with -I<original's directory>. */
+static int tune_round(const round_dirs *d, const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, int k,
+		      kt_tune_result *r, kt_err *err)
+{
+	if (k == 0)
+		return kt_tune(t, shape, o, r, err);
+	kt_tune_opts ro = *o;
+	const char **flags = kt_xcalloc((size_t)o->nflags + 1, sizeof *flags);
+	for (int i = 0; i < o->nflags; i++)
+		flags[i] = o->flags[i];
+	kt_buf inc = {0};
+	kt_buf_printf(&inc, "-I%s", d->orig_dir);
+	flags[o->nflags] = kt_buf_str(&inc);
+	ro.flags = flags;
+	ro.nflags = o->nflags + 1;
+	int rc = kt_tune(t, shape, &ro, r, err);
+	kt_buf_free(&inc);
+	free(flags);
+	return rc;
+}
+
+/* Asks the planner after round k and returns the next template's text, or NULL (stop; note says why). */
+static char *plan_next(const kt_agent_cfg *cfg, kt_llm *llm, const kt_tmpl *cur, const int64_t *shape,
+		       const kt_agent_target *g, kt_round *rd, kt_buf *note)
+{
+	kt_plan plan = {0};
+	char *revision = NULL;
+	kt_buf tr = {0}, text = {0}, fmt = {0};
+	kt_err e = {0};
+	char *next = NULL;
+	if (kt_agent_propose(cfg, llm, cur, shape, g, &rd->result, &plan, &revision, note, &tr, &e)) {
+		kt_buf_printf(note, "the planner failed: %s", e.msg);
+	} else if (revision) {
+		next = revision;
+		kt_buf_puts(&fmt, "revise the template\n");
+	} else if (!plan.n) {
+		kt_buf_puts(note, "the planner proposes no change");
+	} else if (kt_planner_apply(cur, &plan, &text, &e)) {
+		kt_buf_printf(note, "the planner's proposals do not apply: %s", e.msg);
+	} else {
+		next = kt_buf_detach(&text);
+	}
+	kt_plan_format(cur, &plan, &fmt);
+	rd->plan = fmt.len ? kt_buf_detach(&fmt) : NULL;
+	rd->transcript = tr.len ? kt_buf_detach(&tr) : NULL;
+	kt_plan_free(&plan);
+	kt_buf_free(&tr);
+	kt_buf_free(&text);
+	kt_buf_free(&fmt);
+	return next;
+}
+
+static double best_time(const kt_round *rd)
+{
+	const kt_tune_result *r = &rd->result;
+	if (r->best < 0 || (size_t)r->best >= r->nevals || r->evals[r->best].status != KT_OK)
+		return -1;
+	return r->evals[r->best].median_us;
+}
+
+int kt_rounds_run(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, const kt_agent_cfg *cfg,
+		  kt_llm *llm, const kt_agent_target *g, int rounds, kt_rounds *out, kt_err *err)
+{
+	*out = (kt_rounds){0, kt_xcalloc(MAX_ROUNDS, sizeof(kt_round)), -1};
+	if (rounds < 1)
+		rounds = 1;
+	if (rounds > MAX_ROUNDS)
+		rounds = MAX_ROUNDS;
+	if (cfg->mode == KT_AGENT_OFF)
+		rounds = 1;
+	round_dirs d;
+	if (dirs_open(&d, t, o, err)) {
+		dirs_close(&d);
+		return -1;
+	}
+	const kt_tmpl *cur = t;
+	char *text = kt_xstrdup(t->src);
+	int rc = 0;
+	for (int k = 0; k < rounds && text; k++) {
+		kt_round *rd = &out->v[out->n];
+		kt_buf note = {0};
+		kt_err e = {0};
+		rd->tmpl_text = text;
+		text = NULL;
+		if (k > 0 && !(rd->tmpl = round_tmpl(&d, t, o, k, rd->tmpl_text, &note, &e))) {
+			free(rd->tmpl_text);
+			rd->tmpl_text = NULL;
+			kt_round *prev = &out->v[out->n - 1];
+			kt_buf all = {0};
+			kt_buf_printf(&all, "%s%s%s", prev->note ? prev->note : "", prev->note ? "\n" : "", kt_buf_str(&note));
+			free(prev->note);
+			prev->note = kt_buf_detach(&all);
+			kt_buf_free(&note);
+			break;
+		}
+		cur = k ? rd->tmpl : t;
+		out->n++;
+		if (tune_round(&d, cur, shape, o, k, &rd->result, &e)) {
+			if (k == 0)
+				rc = (*err = e, -1);
+			kt_buf_printf(&note, "round %d could not be tuned: %s", k, e.msg);
+		} else if (k + 1 < rounds) {
+			text = plan_next(cfg, llm, cur, shape, g, rd, &note);
+		}
+		rd->note = note.len ? kt_buf_detach(&note) : NULL;
+		kt_buf_free(&note);
+	}
+	free(text);
+	for (int k = 0; k < out->n; k++) {
+		double tk = best_time(&out->v[k]);
+		if (tk >= 0 && (out->best < 0 || tk < best_time(&out->v[out->best])))
+			out->best = k;
+	}
+	dirs_close(&d);
+	return rc;
+}
+
+const kt_eval *kt_rounds_best(const kt_rounds *r)
+{
+	if (r->best < 0)
+		return NULL;
+	const kt_tune_result *res = &r->v[r->best].result;
+	return &res->evals[res->best];
+}
+
+void kt_rounds_free(kt_rounds *r)
+{
+	for (int k = 0; k < r->n; k++) {
+		kt_round *rd = &r->v[k];
+		free(rd->tmpl_text);
+		kt_tmpl_free(rd->tmpl);
+		kt_tune_result_free(&rd->result);
+		free(rd->plan);
+		free(rd->note);
+		free(rd->transcript);
+	}
+	free(r->v);
+	*r = (kt_rounds){0, NULL, -1};
+}

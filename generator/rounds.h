@@ -1,0 +1,47 @@
+/* rounds.h - the closed loop of stage 2 at one shape: tune a template, let the planner that
+ * KT_AGENT selects (builtin or llm, see agent.h) propose changes to its space, apply them to the
+ * template's text, parse it and tune again, for a bounded number of rounds.  The best
+ * configuration over all rounds wins (a later round must be strictly faster to win).
+ *
+ * A round's template is written to the work directory (tune options' workdir, else a temporary
+ * one) under the original's file name, and compiled with -I<the original's directory>, so its
+ * local headers are found as before.  The loop stops early when the planner proposes nothing,
+ * when a changed template does not parse, or when a later round cannot be tuned (each is noted).
+ *
+ * The winning configuration's value indices refer to the winning round's template, which may
+ * declare values the original does not (an extended range): a caller that stores it must store
+ * values, not indices, and validate them against the template it emits with.
+ *
+ * Ownership: kt_rounds owns its rounds' texts, results, plans and parsed templates. */
+#ifndef KT_ROUNDS_H
+#define KT_ROUNDS_H
+
+#include "agent.h"
+#include "tune.h"
+
+typedef struct kt_round {
+	char *tmpl_text;        /* the template this round tuned (round 0: the original's text) */
+	kt_tmpl *tmpl;          /* it, parsed; NULL in round 0 (the caller's template) */
+	kt_tune_result result;
+	char *plan;             /* the planner's proposals after this round (kt_plan_format), or NULL */
+	char *note;             /* why the loop stopped or what the planner rejected, or NULL */
+	char *transcript;       /* the LLM planner's transcript (JSON), or NULL */
+} kt_round;
+
+typedef struct kt_rounds {
+	int n;
+	kt_round *v;
+	int best;               /* the round whose result.best is the fastest; -1 when nothing passed */
+} kt_rounds;
+
+/* Runs at most `rounds` rounds (>= 1; KT_AGENT=off or rounds == 1: one round, no planner).
+ * 0 with out filled (also when nothing passed); -1 with err when the first round cannot be tuned. */
+int kt_rounds_run(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, const kt_agent_cfg *cfg,
+		  kt_llm *llm, const kt_agent_target *g, int rounds, kt_rounds *out, kt_err *err);
+
+/* The fastest passing evaluation of the best round, or NULL. */
+const kt_eval *kt_rounds_best(const kt_rounds *r);
+
+void kt_rounds_free(kt_rounds *r);
+
+#endif

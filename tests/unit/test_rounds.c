@@ -1,0 +1,142 @@
+/* test_rounds.c - the closed loop of stage 2 on the fake GPU with the fake compiler
+ * (tests/unit/fake/fake_nvcc.py, generator/gpu_fake.c) and tests/agent/fake/edge.cu.tmpl, whose
+ * fastest block size sits on the edge of its range and whose best unrolling is not declared:
+ * the built-in planner extends the edge, the LLM planner (a scripted transport) adds the value
+ * that wins, and the best result over all rounds is kept. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "rounds.h"
+
+static kt_tmpl *parse(void)
+{
+	kt_buf diags = {0};
+	kt_err err = {0};
+	kt_tmpl *t = kt_tmpl_parse(KT_AGENT_DIR "/fake/edge.cu.tmpl", NULL, &diags, &err);
+	if (!t)
+		fprintf(stderr, "%s\n%s\n", kt_buf_str(&diags), err.msg);
+	kt_buf_free(&diags);
+	return t;
+}
+
+static kt_tune_opts fake_opts(const char *workdir)
+{
+	kt_tune_opts o = {0};
+	o.backend = "fake";
+	o.nvcc = KT_FAKE_DIR "/fake_nvcc.py";
+	o.exe = KT_EXE;
+	o.strategy = "exhaustive";
+	o.timeout_s = 2.0;
+	o.jobs = 2;
+	o.seed = 7;
+	o.workdir = workdir;
+	o.near_floor = -1;
+	return o;
+}
+
+static const char *param_value(const kt_tmpl *t, const uint16_t *cfg, const char *name, char *buf, size_t n)
+{
+	for (int p = 0; p < t->nparams; p++)
+		if (!strcmp(t->params[p].name, name)) {
+			snprintf(buf, n, "%lld", (long long)t->params[p].vals[cfg[p]]);
+			return buf;
+		}
+	return "?";
+}
+
+/* The model's answer, whatever it is asked. */
+static int one_answer(void *ctx, const kt_http_req *req, kt_http_resp *resp, int *timed_out, kt_err *err)
+{
+	(void)req, (void)timed_out, (void)err;
+	cJSON *o = cJSON_CreateObject(), *ch = cJSON_AddArrayToObject(o, "choices"), *c0 = cJSON_CreateObject();
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(c0, "message"), "content", ctx);
+	cJSON_AddItemToArray(ch, c0);
+	char *s = cJSON_PrintUnformatted(o);
+	resp->status = 200;
+	kt_buf_puts(&resp->body, s);
+	free(s);
+	cJSON_Delete(o);
+	return 0;
+}
+
+static void test_builtin(const kt_tmpl *t, const kt_agent_target *g, const char *dir)
+{
+	kt_tune_opts o = fake_opts(dir);
+	kt_agent_cfg cfg = {KT_AGENT_BUILTIN, 3, 0};
+	int64_t shape[1] = {4096};
+	kt_rounds r;
+	kt_err err = {0};
+	CHECK_INT(kt_rounds_run(t, shape, &o, &cfg, NULL, g, 3, &r, &err), 0);
+	/* Round 0 finds BLOCK=128 on the edge; round 1 tries 256 and it is not faster; the planner
+	 * then has nothing to extend and the loop ends. */
+	CHECK_INT(r.n, 2);
+	CHECK(r.n >= 1 && r.v[0].plan && strstr(r.v[0].plan, "extend BLOCK with 256") != NULL);
+	CHECK(r.n == 2 && r.v[1].tmpl && r.v[1].tmpl->params[0].nvals == 4);
+	CHECK(r.n == 2 && r.v[1].note && strstr(r.v[1].note, "no change") != NULL);
+	CHECK_INT(r.best, 0);
+	const kt_eval *b = kt_rounds_best(&r);
+	char v[32];
+	CHECK(b && !strcmp(param_value(t, b->cfg, "BLOCK", v, sizeof v), "128"));
+	kt_rounds_free(&r);
+
+	/* KT_AGENT=off: one round, no planner. */
+	cfg.mode = KT_AGENT_OFF;
+	CHECK_INT(kt_rounds_run(t, shape, &o, &cfg, NULL, g, 3, &r, &err), 0);
+	CHECK_INT(r.n, 1);
+	CHECK(r.v[0].plan == NULL);
+	kt_rounds_free(&r);
+}
+
+static void test_llm(const kt_tmpl *t, const kt_agent_target *g, const char *dir)
+{
+	kt_tune_opts o = fake_opts(dir);
+	kt_agent_cfg cfg = {KT_AGENT_LLM, 2, 0};
+	int64_t shape[1] = {4096};
+	kt_llm_config c;
+	kt_llm_config_defaults(&c);
+	c.base_url = "http://127.0.0.1:9/v1";
+	c.model = "scripted";
+	kt_err err = {0};
+	kt_llm *l = kt_llm_new(&c, &err);
+	char answer[] = "{\"proposals\": [{\"kind\": \"set_values\", \"param\": \"UNROLL\", \"values\": [1, 2, 4], "
+			"\"reason\": \"more work per thread\"}, {\"kind\": \"set_values\", \"param\": \"BLOCK\", "
+			"\"values\": [128, 4096], \"reason\": \"huge\"}]}";
+	kt_llm_set_transport(l, one_answer, answer);
+	kt_rounds r;
+	CHECK_INT(kt_rounds_run(t, shape, &o, &cfg, l, g, 2, &r, &err), 0);
+	CHECK_INT(r.n, 2);
+	CHECK(r.n >= 1 && r.v[0].note && strstr(r.v[0].note, "4096 threads per block") != NULL);
+	CHECK(r.n >= 1 && r.v[0].transcript && strstr(r.v[0].transcript, "more work per thread") != NULL);
+	CHECK_INT(r.best, 1);
+	const kt_eval *b = kt_rounds_best(&r);
+	char v[32];
+	CHECK(b && r.best == 1 && !strcmp(param_value(r.v[1].tmpl, b->cfg, "UNROLL", v, sizeof v), "4"));
+	CHECK(b && r.best == 1 && !strcmp(param_value(r.v[1].tmpl, b->cfg, "BLOCK", v, sizeof v), "128"));
+	const kt_tune_result *r0 = &r.v[0].result;
+	CHECK(b && r0->best >= 0 && b->median_us < r0->evals[r0->best].median_us);
+	kt_rounds_free(&r);
+	kt_llm_free(l);
+}
+
+int main(void)
+{
+	kt_tmpl *t = parse();
+	if (!t)
+		return 1;
+	kt_agent_target g;
+	kt_agent_target_lookup("H200", &g, NULL);
+	char dir[] = "/tmp/kt-test-rounds-XXXXXX";
+	if (!mkdtemp(dir))
+		return 1;
+	char a[512], b[512];
+	snprintf(a, sizeof a, "%s/builtin", dir);
+	snprintf(b, sizeof b, "%s/llm", dir);
+	test_builtin(t, &g, a);
+	test_llm(t, &g, b);
+	kt_tmpl_free(t);
+	return check_done();
+}

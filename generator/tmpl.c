@@ -530,13 +530,14 @@ typedef struct vlist {
 	int n, cap;
 } vlist;
 
-static int vlist_add(pctx *pc, vlist *l, int64_t v, const char *name, size_t off)
+/* Adds a value; `listed` values are checked against the earlier ones (a range needs no check). */
+static int vlist_add(pctx *pc, vlist *l, int64_t v, const char *name, size_t off, int listed)
 {
 	if (l->n == MAX_VALUES) {
 		error_at(pc, off, "too many values (at most %d)", MAX_VALUES);
 		return -1;
 	}
-	for (int i = 0; i < l->n; i++)
+	for (int i = 0; listed && i < l->n; i++)
 		if (name ? !strcmp(l->names[i], name) : l->v[i] == v) {
 			if (name)
 				error_at(pc, off, "'%s' is listed twice (expected distinct values)", name);
@@ -567,7 +568,7 @@ static int parse_range(pctx *pc, size_t *pos, size_t end, int64_t a, size_t aoff
 	}
 	if (take_word(pc, pos, end, "pow2")) {
 		for (int64_t p = 1; p > 0 && p <= b; p *= 2)
-			if (p >= a && vlist_add(pc, l, p, NULL, aoff) != 0)
+			if (p >= a && vlist_add(pc, l, p, NULL, aoff, 0) != 0)
 				return -1;
 		if (l->n == 0) {
 			error_at(pc, aoff, "no power of two lies in %lld..%lld", (long long)a, (long long)b);
@@ -589,7 +590,7 @@ static int parse_range(pctx *pc, size_t *pos, size_t end, int64_t a, size_t aoff
 		return -1;
 	}
 	for (int64_t v = a; v <= b; v += step) {
-		if (vlist_add(pc, l, v, NULL, aoff) != 0)
+		if (vlist_add(pc, l, v, NULL, aoff, 0) != 0)
 			return -1;
 		if (v > INT64_MAX - step)
 			break;
@@ -608,7 +609,7 @@ static int parse_values(pctx *pc, size_t *pos, size_t end, kt_param *p, vlist *l
 		do {
 			if (take_ident(pc, pos, end, &s, &n, "a choice name (the choices are names like twopass, onepass)") != 0)
 				return -1;
-			if (vlist_add(pc, l, 0, kt_arena_strndup(pc->a, pc->src + s, n), s) != 0)
+			if (vlist_add(pc, l, 0, kt_arena_strndup(pc->a, pc->src + s, n), s, 1) != 0)
 				return -1;
 		} while (take_char(pc, pos, end, ','));
 		return 0;
@@ -619,11 +620,11 @@ static int parse_values(pctx *pc, size_t *pos, size_t end, kt_param *p, vlist *l
 		return -1;
 	if (*pos + 1 < end && pc->src[*pos] == '.' && pc->src[*pos + 1] == '.')
 		return parse_range(pc, pos, end, v, first, l);
-	if (vlist_add(pc, l, v, NULL, first) != 0)
+	if (vlist_add(pc, l, v, NULL, first, 1) != 0)
 		return -1;
 	while (take_char(pc, pos, end, ',')) {
 		size_t off = skip_blanks(pc, *pos, end);
-		if (take_int(pc, pos, end, &v, "an integer after ','") != 0 || vlist_add(pc, l, v, NULL, off) != 0)
+		if (take_int(pc, pos, end, &v, "an integer after ','") != 0 || vlist_add(pc, l, v, NULL, off, 1) != 0)
 			return -1;
 	}
 	return 0;
@@ -666,8 +667,8 @@ static int parse_param_body(pctx *pc, size_t *pos, size_t end, kt_param *p, vlis
 {
 	if (take_word(pc, pos, end, "bool")) {
 		p->type = KT_PBOOL;
-		vlist_add(pc, l, 0, NULL, name_off);
-		vlist_add(pc, l, 1, NULL, name_off);
+		vlist_add(pc, l, 0, NULL, name_off, 0);
+		vlist_add(pc, l, 1, NULL, name_off, 0);
 	} else if (!take_word(pc, pos, end, "in")) {
 		expected(pc, *pos, end, "'in' and a list of values, or 'bool', after the parameter name");
 		return -1;
@@ -694,7 +695,7 @@ static void d_param(pctx *pc, const dline *d)
 		p.def = 0;
 		if (l.n == 0) {
 			p.type = KT_PINT;
-			vlist_add(pc, &l, 0, NULL, s);
+			vlist_add(pc, &l, 0, NULL, s, 0);
 		}
 	}
 	if (declare(pc, s, n, "parameter", 1)) {
@@ -1198,7 +1199,12 @@ static void apply_type_opts(pctx *pc)
 			if (strlen(pc->types[j].name) == (size_t)(eq - o) && !memcmp(pc->types[j].name, o, (size_t)(eq - o)))
 				k = j;
 		if (k < 0) {
-			error_at(pc, 0, "type choice '%s' names no type symbol of this template (expected SYMBOL=TYPE)", o);
+			kt_buf names = {0};
+			for (int j = 0; j < pc->ntypes; j++)
+				kt_buf_printf(&names, "%s%s", j ? ", " : "", pc->types[j].name);
+			error_at(pc, 0, "type choice '%s' names no type symbol of this template (expected SYMBOL=TYPE with one of: %s)",
+				 o, pc->ntypes ? names.data : "none declared");
+			kt_buf_free(&names);
 			continue;
 		}
 		kt_typesym *ts = &pc->types[k];

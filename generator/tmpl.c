@@ -754,7 +754,11 @@ static const kt_expr *expr_at(pctx *pc, size_t s, size_t e, const char *what)
 	while (e > s && is_blank(pc->src[e - 1]))
 		e--;
 	if (s == e) {
-		error_at(pc, s, "expected %s but found %s", what, s < pc->len && pc->src[s] != '\n' ? "nothing" : "the end of the line");
+		char b[16];
+		int delim = e < pc->len && pc->src[e] != '\n' && pc->src[e] != '\r'; /* the ',' or ']' that ends it */
+		if (delim)
+			kt_diag_quote(b, sizeof b, pc->src + e, 1);
+		error_at(pc, s, "expected %s but found %s", what, delim ? b : "the end of the line");
 		return NULL;
 	}
 	size_t off;

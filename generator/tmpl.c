@@ -122,8 +122,11 @@ struct pctx {
 	int nreq;
 	size_t kernel_off, reference_off, type_off[MAX_TYPES];
 	int arg_errors; /* errors in arg directives */
+	size_t *bols;   /* where each line begins */
+	int nbols;
 };
 
+static kt_loc loc_of(const pctx *pc, size_t off);
 static void error_at(pctx *pc, size_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void error_at(pctx *pc, size_t off, const char *fmt, ...)
 {
@@ -135,18 +138,26 @@ static void error_at(pctx *pc, size_t off, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	int line, col;
-	kt_diag_locate(pc->src, pc->len, off, &line, &col);
+	kt_loc at = loc_of(pc, off);
 	kt_buf b = {0};
-	kt_diag_error(&b, pc->t->path, pc->src, pc->len, line, col, "%s", msg);
+	kt_diag_error(&b, pc->t->path, pc->src, pc->len, at.line, at.col, "%s", msg);
 	pc->diags[pc->ndiags++] = (diagent){off, pc->ndiags, kt_buf_detach(&b)};
 }
 
+/* Line and column of a byte offset: a binary search in the line starts (scan_directives). */
 static kt_loc loc_of(const pctx *pc, size_t off)
 {
-	kt_loc l;
-	kt_diag_locate(pc->src, pc->len, off, &l.line, &l.col);
-	return l;
+	int lo = 0, hi = pc->nbols - 1;
+	if (off > pc->len)
+		off = pc->len;
+	while (lo < hi) {
+		int mid = (lo + hi + 1) / 2;
+		if (pc->bols[mid] <= off)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return (kt_loc){lo + 1, (int)(off - pc->bols[lo]) + 1};
 }
 
 static int line_of(const pctx *pc, size_t off) { return loc_of(pc, off).line; }
@@ -1129,14 +1140,23 @@ static void scan_line(pctx *pc, size_t bol, size_t eol)
 		pc->seen[d] = pc->nlines;
 }
 
+/* Records where each line starts (for loc_of), then the directive lines. */
 static void scan_directives(pctx *pc)
 {
-	for (size_t bol = 0; bol < pc->len;) {
-		size_t eol = bol;
-		while (eol < pc->len && pc->src[eol] != '\n')
-			eol++;
+	int cap = 64;
+	pc->bols = kt_xmalloc(sizeof *pc->bols * (size_t)cap);
+	pc->bols[pc->nbols++] = 0;
+	for (size_t i = 0; i < pc->len; i++)
+		if (pc->src[i] == '\n') {
+			if (pc->nbols == cap) {
+				cap *= 2;
+				pc->bols = kt_xrealloc(pc->bols, sizeof *pc->bols * (size_t)cap);
+			}
+			pc->bols[pc->nbols++] = i + 1;
+		}
+	for (int ln = 0; ln < pc->nbols; ln++) {
+		size_t bol = pc->bols[ln], eol = ln + 1 < pc->nbols ? pc->bols[ln + 1] - 1 : pc->len;
 		scan_line(pc, bol, eol);
-		bol = eol + 1;
 	}
 }
 
@@ -1310,6 +1330,7 @@ kt_tmpl *kt_tmpl_parse_text(const char *path, const char *text, size_t len, cons
 	finish_diags(pc, diags);
 	int nerr = pc->nerrors;
 	free(pc->lines);
+	free(pc->bols);
 	free(pc->diags);
 	free(pc);
 	if (nerr) {

@@ -356,7 +356,7 @@ function(kt_add_tuned_kernel target)
   set(cmd "${kt}" generate --template "${arg_TEMPLATE}" --name "${name}" --out "${out}"
     --arch "${arch}" --nvcc "${CMAKE_CUDA_COMPILER}")
   if(flags) # (an empty argument would vanish from the command line)
-    list(APPEND cmd --flags "${flags}")
+    list(APPEND cmd "--flags=${flags}")
   endif()
   foreach(shape IN LISTS arg_SHAPES)
     list(APPEND cmd --shape "${shape}")

@@ -1,4 +1,5 @@
-// The fixture application: runs the tuned kernel `scale` (out = 2 * x) once and checks it.
+// The fixture application: runs the tuned kernel `scale` (out = 2 * x) from CUDA and from C++
+// and checks the results.
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -6,6 +7,8 @@
 #include <cuda_runtime.h>
 
 #include "kt_scale.h"
+
+cudaError_t scale_from_cxx(float *out, const float *x, int n); // scale_from_cxx.cpp
 
 int main()
 {
@@ -24,6 +27,10 @@ int main()
 	cudaMalloc(&dout, n * sizeof(float));
 	cudaMemcpy(dx, x.data(), n * sizeof(float), cudaMemcpyHostToDevice);
 	e = kt_scale(dout, dx, n, 0);
+	if (e == cudaSuccess)
+		e = cudaMemset(dout, 0, n * sizeof(float));
+	if (e == cudaSuccess)
+		e = scale_from_cxx(dout, dx, n);
 	if (e == cudaSuccess)
 		e = cudaMemcpy(out.data(), dout, n * sizeof(float), cudaMemcpyDeviceToHost);
 	cudaFree(dx);

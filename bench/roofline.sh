@@ -12,7 +12,8 @@
 #   bench/roofline.sh [--budget N] [--seconds S] [--only REGEX] [--out DIR] [--build DIR]
 #
 #   --budget N    configurations evaluated per shape (default 120)
-#   --seconds S   tuning time per shape (default 60)
+#   --seconds S   tuning time per shape (default 60; three times that for gemm, whose variants
+#                 compile slowly and whose naive reference takes tens of milliseconds)
 #   --only REGEX  only the lines of templates/shapes.txt that match (e.g. '^rmsnorm|^gemm')
 #   --out DIR     results (default: bench/out/<date>)
 #   --build DIR   kt's build directory (default: build/bench); configured and built if needed
@@ -35,16 +36,16 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -n "$out" ] || out="$root/bench/out/$(date -u +%Y%m%d-%H%M%S)"
-mkdir -p "$out/logs"
+mkdir -p "$out"
 
 if [ ! -x "$build/generator/kt" ]; then
-	cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKT_BUILD_TESTS=OFF >"$out/logs/configure.log" 2>&1 &&
-		cmake --build "$build" --target kt >"$out/logs/build.log" 2>&1 ||
-		{ echo "roofline.sh: building kt failed; see $out/logs" >&2; exit 2; }
+	cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKT_BUILD_TESTS=OFF >"$out/build.log" 2>&1 &&
+		cmake --build "$build" --target kt >>"$out/build.log" 2>&1 ||
+		{ echo "roofline.sh: building kt failed; see $out/build.log" >&2; exit 2; }
 fi
 kt="$build/generator/kt"
-nvcc -O2 -arch=sm_90 -o "$build/cublas_gemm" "$root/bench/cublas_gemm.cu" -lcublas >"$out/logs/cublas_build.log" 2>&1 ||
-	{ echo "roofline.sh: building cublas_gemm failed; see $out/logs/cublas_build.log" >&2; exit 2; }
+nvcc -O2 -arch=sm_90 -o "$build/cublas_gemm" "$root/bench/cublas_gemm.cu" -lcublas >>"$out/build.log" 2>&1 ||
+	{ echo "roofline.sh: building cublas_gemm failed; see $out/build.log" >&2; exit 2; }
 
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 date=$(date -u +%Y-%m-%dT%H:%MZ)
@@ -52,20 +53,28 @@ date=$(date -u +%Y-%m-%dT%H:%MZ)
 mat_tflops=$("$build/cublas_gemm" 8192 8192 8192 | awk '{print $7}')
 
 csv="$out/roofline.csv"
-echo "kernel,type,shape,naive_us,default_us,tuned_us,tuned_spread_us,floor_us,pct_of_floor,tuned_vs_naive,tuned_vs_default,cublas_us,evaluated,config" >"$csv"
+echo "line,kernel,type,shape,naive_us,default_us,tuned_us,tuned_spread_us,floor_us,pct_of_floor,tuned_vs_naive,tuned_vs_default,cublas_us,evaluated,config" >"$csv"
+log="$build/roofline-shape.log"
+: >"$out/tune.log"
 
-grep -v '^#' "$root/templates/shapes.txt" | grep -E -- "$only" | while read -r name type shape; do
-	log="$out/logs/${name}_${shape//[=,]/_}.txt"
+# Largest shapes first (the product of the shape's numbers), so that a run cut short keeps them.
+grep -v '^#' "$root/templates/shapes.txt" | grep -n . | grep -E -- "$only" |
+	awk '{ n = split($3, a, /[=,]/); p = 1; for (i = 2; i <= n; i += 2) p *= a[i]; print p, $0 }' |
+	sort -k1,1gr | cut -d' ' -f2- | tr ':' ' ' | while read -r line name type shape; do
+	s=$seconds
+	[ "$name" = gemm ] && s=$((seconds * 3))
 	"$kt" tune "$root/templates/$name.cu.tmpl" --type "$type" --shape "$shape" --budget "$budget" \
-		--seconds "$seconds" --top 3 --quiet --cache-dir "$build/kt-cache" >"$log" 2>&1
+		--seconds "$s" --top 3 --quiet --cache-dir "$build/kt-cache" >"$log" 2>&1
+	cat "$log" >>"$out/tune.log"
 	cublas_us=""
 	floor_override=""
 	if [ "$name" = gemm ]; then
 		IFS=, read -r m n k <<<"$(echo "$shape" | sed 's/[MNK]=//g')"
 		cublas_us=$("$build/cublas_gemm" $([ "$type" = T=bfloat16 ] && echo --type bfloat16) "$m" "$n" "$k" | awk '{print $5}')
-		floor_override=$(awk -v m="$m" -v n="$n" -v k="$k" -v r="$mat_tflops" 'BEGIN { printf "%.2f", 2*m*n*k / (r*1e6) }')
+		[ -n "$mat_tflops" ] &&
+			floor_override=$(awk -v m="$m" -v n="$n" -v k="$k" -v r="$mat_tflops" 'BEGIN { printf "%.2f", 2*m*n*k / (r*1e6) }')
 	fi
-	awk -v name="$name" -v type="${type#T=}" -v shape="$shape" -v cublas="$cublas_us" -v fo="$floor_override" '
+	awk -v line="$line" -v name="$name" -v type="${type#T=}" -v shape="${shape//,/ }" -v cublas="$cublas_us" -v fo="$floor_override" '
 		/ evaluated in / { evals = $4 }
 		/^  floor:/ { floor = $2 }
 		/<- chosen/ { tuned = $2; spread = $3; cfg = $6; gsub(/,/, ";", cfg) }
@@ -76,10 +85,10 @@ grep -v '^#' "$root/templates/shapes.txt" | grep -E -- "$only" | while read -r n
 			pct = (tuned > 0 && floor > 0) ? sprintf("%.0f", 100 * floor / tuned) : ""
 			vn = (tuned > 0 && naive > 0) ? sprintf("%.2f", naive / tuned) : ""
 			vd = (tuned > 0 && def > 0) ? sprintf("%.2f", def / tuned) : ""
-			printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", name, type, shape, naive, def, tuned, spread,
+			printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", line, name, type, shape, naive, def, tuned, spread,
 				floor, pct, vn, vd, cublas, evals, cfg
 		}' "$log" >>"$csv"
-	tail -1 "$csv" | awk -F, '{ printf "%-18s %-26s tuned %9s us (floor %9s us, %4s%%)\n", $1, $3, $6, $8, $9 }'
+	tail -1 "$csv" | awk -F, '{ printf "%-18s %-26s tuned %9s us (floor %9s us, %4s%%)\n", $2, $4, $7, $9, $10 }'
 done
 
 md="$out/roofline.md"
@@ -90,13 +99,13 @@ md="$out/roofline.md"
 	echo
 	echo "| kernel | type | shape | naive | default | tuned (spread) | floor | % of floor | x naive | x default | cuBLAS |"
 	echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-	tail -n +2 "$csv" | awk -F, '{ printf "| %s | %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }'
+	tail -n +2 "$csv" | sort -t, -k1,1n | awk -F, '{ printf "| %s | %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s |\n", $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 }'
 	echo
 	echo "Chosen configurations:"
 	echo
-	tail -n +2 "$csv" | awk -F, '{ printf "- %s %s: %s (%s evaluated)\n", $1, $3, $14, $13 }'
+	tail -n +2 "$csv" | sort -t, -k1,1n | awk -F, '{ printf "- %s %s: %s (%s evaluated)\n", $2, $4, $15, $14 }'
 } >"$md"
 echo
 cat "$md"
 echo
-echo "saved: $md, $csv, logs in $out/logs"
+echo "saved: $md, $csv, the tuner's output in $out/tune.log"

@@ -24,7 +24,7 @@ timed() {
 	local name=$1 n=$2
 	shift 2
 	echo "== $name config $n (bfloat16)"
-	"$bin/ref_check_${name}_${n}_bfloat16" --time "$@" | grep -E "config|time|FAIL"
+	"$bin/ref_check_${name}_${n}_bfloat16" --time "$@" | grep -E "configuration|time|FAIL"
 }
 {
 	timed rmsnorm 1 16384,4096 16384,8192 2048,8192 1,4096
@@ -43,6 +43,8 @@ timed() {
 	timed transpose 25 8192,8192
 	timed transpose 26 8192,8192
 	timed transpose 27 8192,8192
+	timed transpose 33 8192,8192
+	timed transpose 34 8192,8192
 	timed gemm 29 4096,4096,4096
 	timed gemm 30 4096,4096,4096
 	timed gemm 32 4096,4096,4096

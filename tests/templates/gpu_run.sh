@@ -40,6 +40,7 @@ timed() {
 	timed merge_attn_states 18 16384,32,128 4096,32,128
 	timed softmax 20 4096,32768 4096,1024
 	timed softmax 21 4096,32768 4096,1024
+	timed softmax 35 4096,32768
 	timed transpose 25 8192,8192
 	timed transpose 26 8192,8192
 	timed transpose 27 8192,8192

@@ -329,7 +329,7 @@ def case_plan_malformed(r):
 
 def case_gpu_verify(r):
     """Label gpu: a template with a wrong result is caught against the original kernel on the GPU
-    and sent back; the fixed one is verified, and its first line says so."""
+    and sent back; the fixed one is verified, its first line says so, and it tunes."""
     smi = shutil.which("nvidia-smi")
     gpus = subprocess.run([smi, "-L"], capture_output=True, text=True).stdout if smi else ""
     if "GPU 0" not in gpus:
@@ -352,6 +352,9 @@ def case_gpu_verify(r):
     t = r.transcript()
     check(t["verified"] > 0 and [x["outcome"] for x in t["rounds"]] == ["rejected", "accepted"],
           "the transcript records the verification")
+    # Stage 2 on the refactored template: it tunes like any template, against its reference.
+    p = r.run([r.args.kt, "tune", r.out, "--shape", SHAPE, "--nvcc", r.args.nvcc, "--quiet"], r.env())
+    check(p.returncode == 0 and "BLOCK=" in p.stdout, "the refactored template tunes on the GPU")
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

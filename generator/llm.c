@@ -24,6 +24,7 @@ static const char REDACTED[] = "[redacted]";
 
 struct kt_llm {
 	char *base_url, *model, *api_key, *url, *auth_header;
+	char *shown_url;  /* base_url without user:password@, for messages and transcripts */
 	kt_llm_config cfg;
 	kt_llm_transport transport;
 	void *transport_ctx;
@@ -212,6 +213,23 @@ static void real_sleep(void *ctx, long ms)
 
 /* ---- the client ---- */
 
+/* The URL without credentials in its authority part (scheme://user:password@host/...). */
+static char *shown_url(const char *url)
+{
+	const char *auth = strstr(url, "://");
+	auth = auth ? auth + 3 : url;
+	size_t hostlen = strcspn(auth, "/?#");
+	const char *at = memchr(auth, '@', hostlen);
+	kt_buf b = {0};
+	if (at) {
+		kt_buf_add(&b, url, (size_t)(auth - url));
+		kt_buf_puts(&b, at + 1);
+	} else {
+		kt_buf_puts(&b, url);
+	}
+	return kt_buf_detach(&b);
+}
+
 kt_llm *kt_llm_new(const kt_llm_config *c, kt_err *err)
 {
 	if (!c->base_url || !*c->base_url) {
@@ -237,6 +255,7 @@ kt_llm *kt_llm_new(const kt_llm_config *c, kt_err *err)
 		kt_buf_printf(&b, "Authorization: Bearer %s", c->api_key);
 		l->auth_header = kt_buf_detach(&b);
 	}
+	l->shown_url = shown_url(l->base_url);
 	l->cfg.base_url = l->base_url;
 	l->cfg.model = l->model;
 	l->cfg.api_key = l->api_key;
@@ -259,6 +278,7 @@ void kt_llm_free(kt_llm *l)
 	free(l->auth_header);
 	free(l->api_key);
 	free(l->base_url);
+	free(l->shown_url);
 	free(l->model);
 	free(l->url);
 	free(l);
@@ -279,7 +299,7 @@ void kt_llm_set_sleep(kt_llm *l, kt_llm_sleep fn, void *ctx)
 kt_llm_fail kt_llm_last_failure(const kt_llm *l) { return l->last; }
 kt_llm_usage kt_llm_get_usage(const kt_llm *l) { return l->usage; }
 const char *kt_llm_model(const kt_llm *l) { return l->model; }
-const char *kt_llm_base_url(const kt_llm *l) { return l->base_url; }
+const char *kt_llm_base_url(const kt_llm *l) { return l->shown_url; }
 
 void kt_llm_reply_free(kt_llm_reply *r) { kt_buf_free(&r->content); }
 
@@ -416,7 +436,7 @@ static int attempt(kt_llm *l, const kt_http_req *req, kt_llm_reply *reply, long 
 	kt_buf_free(&resp.body);
 	if (retryable_status(resp.status))
 		return 0;
-	*rc = kt_fail(err, "the LLM server at %s refused the request: %s", l->base_url, why);
+	*rc = kt_fail(err, "the LLM server at %s refused the request: %s", l->shown_url, why);
 	return 1;
 }
 
@@ -434,7 +454,7 @@ int kt_llm_chat(kt_llm *l, const kt_llm_msg *msgs, int nmsgs, kt_llm_reply *repl
 			break;
 		if (n >= l->cfg.max_retries) {
 			rc = kt_fail(err, "the LLM server at %s gave no usable answer after %d attempts; last: %s",
-				     l->base_url, n + 1, why);
+				     l->shown_url, n + 1, why);
 			break;
 		}
 		if (wait < 0)
@@ -442,7 +462,7 @@ int kt_llm_chat(kt_llm *l, const kt_llm_msg *msgs, int nmsgs, kt_llm_reply *repl
 		if (waited + wait > l->cfg.max_wait_ms) {
 			rc = kt_fail(err, "the LLM server at %s asks to wait %.1f s more, beyond the wait budget of %.1f s; "
 					  "last: %s",
-				     l->base_url, wait / 1000.0, l->cfg.max_wait_ms / 1000.0, why);
+				     l->shown_url, wait / 1000.0, l->cfg.max_wait_ms / 1000.0, why);
 			break;
 		}
 		l->sleep(l->sleep_ctx, wait);

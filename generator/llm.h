@@ -109,7 +109,7 @@ void kt_llm_reply_free(kt_llm_reply *r);
 kt_llm_fail kt_llm_last_failure(const kt_llm *l);
 kt_llm_usage kt_llm_get_usage(const kt_llm *l);
 const char *kt_llm_model(const kt_llm *l);
-const char *kt_llm_base_url(const kt_llm *l);
+const char *kt_llm_base_url(const kt_llm *l); /* without user:password@, if the URL held any */
 
 /* Replaces every occurrence of the client's key in b with "[redacted]" (no-op without a key). */
 void kt_llm_redact(const kt_llm *l, kt_buf *b);

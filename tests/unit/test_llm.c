@@ -238,6 +238,24 @@ static void test_redaction(void)
 	kt_llm_free(l);
 }
 
+static void test_url_credentials(void)
+{
+	step st[] = {{0, 0, 403, "{}", 0}};
+	fake f = {st, 1, 0, "", "", {0}, 0};
+	kt_llm_config c;
+	kt_llm_config_defaults(&c);
+	c.base_url = "https://me:s3cret@llm.example/v1";
+	c.model = "m";
+	kt_err err = {0};
+	kt_llm *l = kt_llm_new(&c, &err);
+	kt_llm_set_transport(l, fake_transport, &f);
+	CHECK_STR(kt_llm_base_url(l), "https://llm.example/v1");
+	kt_llm_reply r;
+	CHECK_INT(chat(l, &r, &err), -1);
+	CHECK(strstr(err.msg, "https://llm.example/v1") != NULL && strstr(err.msg, "s3cret") == NULL);
+	kt_llm_free(l);
+}
+
 static void test_retry_after_parse(void)
 {
 	CHECK_INT(kt_llm_parse_retry_after("2", 0), 2000);
@@ -297,6 +315,7 @@ int main(void)
 	test_not_retried();
 	test_bad_answers();
 	test_redaction();
+	test_url_credentials();
 	test_retry_after_parse();
 	test_config();
 	return check_done();

@@ -25,6 +25,7 @@ run() { # NAME TEMPLATE SHAPE TYPE
 	best=$(grep -- '<- chosen' "$out/$name.txt" | awk '{print $2 " us, " $4 " of floor"}')
 	printf '%-14s | %-24s | %s | %s | %s | %s\n' "$name" "$shape" "$(echo "$line" | sed 's/.*: //; s/, strategy.*//')" \
 		"$status" "$best" "$(sed 's/[()]//g; s/ shown.*//' "$out/$name.space.txt")"
+	grep '  time:' "$out/$name.txt" | sed "s/^ */    $name /"
 }
 
 printf '%-14s | %-24s | %s | %s | %s | %s\n' case shape "evaluated, time (rate)" statuses best feasible

@@ -57,7 +57,8 @@ static int by_time(const void *a, const void *b)
 	return (x->median_us > y->median_us) - (x->median_us < y->median_us);
 }
 
-static void print_result(const kt_tmpl *t, const char *shape, const kt_tune_result *r, long long top)
+static void print_result(const kt_tmpl *t, const char *shape, const kt_tune_result *r, const kt_tune_stats *st,
+			 long long top)
 {
 	size_t counts[KT_NSTATUS] = {0}, *ok = kt_xcalloc(r->nevals + 1, sizeof *ok), nok = 0;
 	char p[32];
@@ -75,8 +76,9 @@ static void print_result(const kt_tmpl *t, const char *shape, const kt_tune_resu
 		if (counts[s])
 			printf(" %s %zu", kt_status_names[s], counts[s]);
 	putchar('\n');
-	if (r->floor_us > 0)
-	{
+	printf("  time: setup %.1f s, measuring %.1f s, waiting for nvcc %.1f s, re-timing %.1f s; %d batches, %d worker restarts\n",
+	       st->setup_s, st->measure_s, st->compile_wait_s, st->retime_s, st->batches, st->restarts);
+	if (r->floor_us > 0) {
 		printf("  floor: %.2f us (copy %.0f GB/s", r->floor_us, r->bw_gbs);
 		if (r->flops_rate > 0)
 			printf(", fma %.0f GFLOP/s", r->flops_rate);
@@ -144,12 +146,14 @@ static int tune_all(const kt_tmpl *t, const tune_args *a, kt_tune_opts *o, kt_er
 		kt_tmpl_format_shape(t, shapes[i], &label);
 		kt_progress pr;
 		kt_progress_init(&pr, a->quiet ? NULL : stderr, kt_buf_str(&label));
+		kt_tune_stats st = {0};
 		o->progress = &pr;
+		o->stats = &st;
 		rc = kt_tune(t, shapes[i], o, &rs[i], err);
 		if (rc == 0) {
 			kt_buf_reset(&label);
 			kt_tmpl_format_shape(t, shapes[i], &label);
-			print_result(t, kt_buf_str(&label), &rs[i], a->top);
+			print_result(t, kt_buf_str(&label), &rs[i], &st, a->top);
 			rp[i] = &rs[i];
 		}
 		if (rc == 0 && a->record) {

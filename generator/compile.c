@@ -73,6 +73,24 @@ static void render_ninja(const kt_compiler *c, const kt_unit *units, size_t n, k
 	}
 }
 
+/* Writes a work file unless it already holds these bytes (its mtime then stays, so ninja skips
+ * it).  No fsync: the work directory is scratch, and a torn file differs and is rewritten.
+ * *changed is set when it was written. */
+static int write_work_file(const char *path, const char *data, size_t len, int *changed, kt_err *err)
+{
+	kt_buf old = {0};
+	kt_err e = {0};
+	*changed = !(kt_read_file(path, &old, &e) == 0 && old.len == len && !memcmp(old.data, data, len));
+	kt_buf_free(&old);
+	if (!*changed)
+		return 0;
+	FILE *f = fopen(path, "wb");
+	int ok = f && fwrite(data, 1, len, f) == len;
+	if (f && fclose(f))
+		ok = 0;
+	return ok ? 0 : kt_fail_internal(err, "cannot write %s: %s", path, strerror(errno));
+}
+
 static char *unit_path(const kt_compiler *c, const kt_unit *u, const char *ext)
 {
 	kt_buf name = {0};
@@ -88,8 +106,8 @@ int kt_compile_start(const kt_compiler *c, kt_unit *units, size_t n, kt_proc *ni
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		char *src = unit_path(c, &units[i], ".cu"), *cubin = unit_path(c, &units[i], ".cubin");
-		int changed = 0, rc = kt_write_if_changed(src, units[i].src.data ? units[i].src.data : "", units[i].src.len,
-							  &changed, err);
+		int changed = 0, rc = write_work_file(src, units[i].src.data ? units[i].src.data : "", units[i].src.len,
+						      &changed, err);
 		if (changed)
 			unlink(cubin); /* a cubin of other text must not pass for this one's */
 		free(src);
@@ -100,7 +118,8 @@ int kt_compile_start(const kt_compiler *c, kt_unit *units, size_t n, kt_proc *ni
 	kt_buf b = {0};
 	render_ninja(c, units, n, &b);
 	char *path = kt_path_join(c->workdir, "build.ninja");
-	int rc = kt_write_if_changed(path, b.data, b.len, NULL, err);
+	int changed;
+	int rc = write_work_file(path, b.data, b.len, &changed, err);
 	free(path);
 	kt_buf_free(&b);
 	if (rc)
@@ -131,7 +150,8 @@ static char *trim_log(const char *log)
 	return kt_buf_detach(&b);
 }
 
-static void read_unit(const kt_compiler *c, kt_unit *u)
+/* Fills u's results; 1 when its edge ran (a log exists). */
+static int read_unit(const kt_compiler *c, kt_unit *u)
 {
 	u->regs = u->smem_static = u->local_bytes = u->spill_bytes = -1;
 	free(u->cubin);
@@ -141,7 +161,8 @@ static void read_unit(const kt_compiler *c, kt_unit *u)
 	char *logpath = unit_path(c, u, ".cubin.log");
 	kt_buf log = {0};
 	kt_err e = {0};
-	if (kt_read_file(logpath, &log, &e))
+	int ran = kt_read_file(logpath, &log, &e) == 0;
+	if (!ran)
 		kt_buf_puts(&log, "no compiler output (ninja did not run this edge)");
 	struct stat st;
 	u->ok = stat(u->cubin, &st) == 0 && st.st_size > 0;
@@ -151,17 +172,19 @@ static void read_unit(const kt_compiler *c, kt_unit *u)
 		kt_ptxas_parse(kt_buf_str(&log), u->entry, &u->regs, &u->smem_static, &u->local_bytes, &u->spill_bytes);
 	kt_buf_free(&log);
 	free(logpath);
+	return ran;
 }
 
 int kt_compile_finish(const kt_compiler *c, kt_unit *units, size_t n, kt_proc *ninja, kt_err *err)
 {
-	int status = 0;
+	int status = 0, ran = 0;
 	if (kt_proc_wait(ninja, -1, &status) != 1)
 		return kt_fail_internal(err, "waiting for ninja: %s", strerror(errno));
 	for (size_t i = 0; i < n; i++)
-		read_unit(c, &units[i]);
-	/* ninja exits 1 when an edge failed (recorded per unit); other failures are its own. */
-	if (!(WIFEXITED(status) && WEXITSTATUS(status) <= 1)) {
+		ran += read_unit(c, &units[i]);
+	/* A failed edge is recorded with its unit; ninja failing before running any edge (a broken
+	 * build.ninja, a missing ninja) is an error of its own. */
+	if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0) && !ran) {
 		char how[96];
 		kt_proc_describe(status, how, sizeof how);
 		return kt_fail_internal(err, "ninja %s (see %s/ninja.log)", how, c->workdir);
@@ -250,6 +273,35 @@ void kt_check_source(kt_buf *out)
 		    "\t\tdouble g = kt_d(out[i]), w = kt_d(ref[i]);\n"
 		    "\t\tbool ok = !isnan(g) && !isnan(w) && ((isinf(g) || isinf(w)) ? g == w : fabs(g - w) <= atol + rtol * fabs(w));\n"
 		    "\t\tif (!ok) {\n\t\t\tatomicAdd(&res[0], 1ULL);\n\t\t\tatomicMin(&res[1], i);\n\t\t}\n\t}\n}\n\n");
+	kt_buf_printf(out,
+		      "// Test inputs: the same counter-based hash as kt_fill_value (gpu.c).\n"
+		      "static __device__ double kt_unit(unsigned long long seed, unsigned long long k)\n{\n"
+		      "\tunsigned long long z = (seed ^ (k * 0xd1b54a32d192ed03ULL)) + 0x9e3779b97f4a7c15ULL;\n"
+		      "\tz = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;\n\tz = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;\n"
+		      "\treturn (double)((z ^ (z >> 31)) >> 11) * 0x1.0p-53;\n}\n\n"
+		      "static __device__ void kt_put(__half *p, double v) { *p = __float2half_rn((float)v); }\n"
+		      "static __device__ void kt_put(__nv_bfloat16 *p, double v) { *p = __float2bfloat16_rn((float)v); }\n"
+		      "static __device__ void kt_put(float *p, double v) { *p = (float)v; }\n"
+		      "static __device__ void kt_put(double *p, double v) { *p = v; }\n"
+		      "template <class E> static __device__ void kt_put(E *p, double v) { *p = (E)llround(v); }\n\n"
+		      "template <class E>\n"
+		      "static __device__ void kt_fill(E *p, unsigned long long n, unsigned long long seed, int kind, double a,\n"
+		      "                               double b, double neginf, int is_float)\n{\n"
+		      "\tfor (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;\n"
+		      "\t     i += (unsigned long long)gridDim.x * blockDim.x) {\n"
+		      "\t\tdouble u1 = kt_unit(seed, 3 * i), u2 = kt_unit(seed, 3 * i + 1), v;\n"
+		      "\t\tif (kind == %d) v = a + b * sqrt(-2.0 * log(u1 > 1e-300 ? u1 : 1e-300)) * cos(6.283185307179586 * u2);\n"
+		      "\t\telse if (kind == %d) v = floor(a + u1 * (b - a + 1));\n"
+		      "\t\telse if (kind == %d) v = a;\n"
+		      "\t\telse v = a + (b - a) * u1;\n"
+		      "\t\tif (is_float && neginf > 0 && kt_unit(seed, 3 * i + 2) < neginf) v = -INFINITY;\n"
+		      "\t\tkt_put(p + i, v);\n\t}\n}\n\n",
+		      KT_FILL_NORMAL, KT_FILL_INT, KT_FILL_CONST);
+	for (int i = 0; i < KT_NETYPES; i++)
+		kt_buf_printf(out,
+			      "extern \"C\" __global__ void kt_fill_%s(%s *p, unsigned long long n, unsigned long long seed, int kind,\n"
+			      "\tdouble a, double b, double neginf, int is_float) { kt_fill(p, n, seed, kind, a, b, neginf, is_float); }\n",
+			      kt_etypes[i].name, kt_etypes[i].cxx);
 	for (int i = 0; i < KT_NETYPES; i++)
 		kt_buf_printf(out,
 			      "extern \"C\" __global__ void kt_check_%s(const %s *out, const %s *ref, unsigned long long n,\n"

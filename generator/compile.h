@@ -49,8 +49,9 @@ int kt_compile(const kt_compiler *c, kt_unit *units, size_t n, kt_err *err);
  * registers, static shared memory, stack frame and spill bytes.  0 when found. */
 int kt_ptxas_parse(const char *log, const char *entry, int *regs, int *smem, int *local, int *spill);
 
-/* The worker's helper kernels: kt_check_<etype> (compare an output with the reference on the
- * device) and kt_fma (the arithmetic-rate probe), as CUDA source. */
+/* The worker's helper kernels, as CUDA source: kt_fill_<etype> (test inputs, see kt_fill_value),
+ * kt_check_<etype> (compare an output with the reference on the device) and kt_fma (the
+ * arithmetic-rate probe). */
 void kt_check_source(kt_buf *out);
 
 /* Launch limits, checked before compiling: threads per block, block and grid dimensions,

@@ -139,6 +139,31 @@ void kt_elem_set(kt_etype t, void *base, size_t i, double v)
 	}
 }
 
+static uint64_t mix64(uint64_t z)
+{
+	z += 0x9e3779b97f4a7c15ULL;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static double unit_at(uint64_t seed, uint64_t k) { return (double)(mix64(seed ^ (k * 0xd1b54a32d192ed03ULL)) >> 11) * 0x1.0p-53; }
+
+double kt_fill_value(const kt_fill *f, uint64_t seed, uint64_t i, int is_float)
+{
+	static const double two_pi = 6.283185307179586;
+	double u1 = unit_at(seed, 3 * i), u2 = unit_at(seed, 3 * i + 1), v;
+	switch (f->kind) {
+	case KT_FILL_NORMAL: v = f->a + f->b * sqrt(-2.0 * log(u1 > 1e-300 ? u1 : 1e-300)) * cos(two_pi * u2); break;
+	case KT_FILL_INT: v = floor(f->a + u1 * (f->b - f->a + 1)); break;
+	case KT_FILL_CONST: v = f->a; break;
+	default: v = f->a + (f->b - f->a) * u1; break;
+	}
+	if (is_float && f->neginf > 0 && unit_at(seed, 3 * i + 2) < f->neginf)
+		v = -INFINITY;
+	return v;
+}
+
 int kt_elem_close(double got, double want, double atol, double rtol)
 {
 	if (isnan(got) || isnan(want))

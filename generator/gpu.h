@@ -91,6 +91,9 @@ int kt_gpu_name_matches(const char *sym, const char *name);
 double kt_elem_get(kt_etype t, const void *base, size_t i);
 /* Stores v (rounded to the nearest representable value) as element i. */
 void kt_elem_set(kt_etype t, void *base, size_t i, double v);
+/* Test input element i of a fill (a counter-based hash of seed and i, so any element can be made
+ * independently; the worker's kt_fill_<etype> kernels compute the same on the device). */
+double kt_fill_value(const kt_fill *f, uint64_t seed, uint64_t i, int is_float);
 /* The comparison every check uses: NaN never passes, +-inf must match exactly, else
  * |got - want| <= atol + rtol * |want|. */
 int kt_elem_close(double got, double want, double atol, double rtol);

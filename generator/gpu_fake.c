@@ -5,6 +5,7 @@
  * kernel is any function defined in it (`name(` occurs in the text).  What a kernel does is chosen
  * by its name and by `fake-` lines in the text:
  *
+ *   kt_fill_<etype>    the worker's test inputs, made on the host with kt_fill_value
  *   kt_check_<etype>   the worker's output check, done on the host with kt_elem_close
  *   kt_fma             the arithmetic-rate probe: takes iters * threads * 2 / FAKE_GFLOPS time
  *   anything else      "scale": params (float *out, const float *x, int n), out[i] = 2 * x[i]
@@ -300,6 +301,24 @@ static int run_check(const char *etype, void **params, kt_err *err)
 	return 0;
 }
 
+/* kt_fill_<etype>(T *p, u64 n, u64 seed, int kind, double a, double b, double neginf, int is_float) */
+static int run_fill(const char *etype, void **params, kt_err *err)
+{
+	int t = -1;
+	for (int i = 0; i < KT_NETYPES; i++)
+		if (!strcmp(kt_etypes[i].name, etype))
+			t = i;
+	if (t < 0)
+		return kt_fail_internal(err, "fake: no fill kernel for '%s'", etype);
+	void *p = host(*(kt_dptr *)params[0]);
+	uint64_t n = *(uint64_t *)params[1], seed = *(uint64_t *)params[2];
+	kt_fill f = {(kt_fillkind) * (int *)params[3], *(double *)params[4], *(double *)params[5], *(double *)params[6]};
+	int is_float = *(int *)params[7];
+	for (uint64_t i = 0; i < n; i++)
+		kt_elem_set((kt_etype)t, p, i, kt_fill_value(&f, seed, i, is_float));
+	return 0;
+}
+
 static void run_scale(fake_fn *f, void **params)
 {
 	float *out = host(*(kt_dptr *)params[0]);
@@ -324,6 +343,8 @@ static int fake_launch(kt_gpu *base, void *fn, const int64_t grid[3], const int6
 		return kt_fail_internal(err, "CUDA_ERROR_INVALID_VALUE (too many threads per block)");
 	if (!strncmp(f->name, "kt_check_", 9))
 		return run_check(f->name + 9, params, err);
+	if (!strncmp(f->name, "kt_fill_", 8))
+		return run_fill(f->name + 8, params, err);
 	if (!strcmp(f->name, "kt_fma")) {
 		int64_t threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2];
 		g->clock_us += 2.0 * (double)threads * *(int *)params[1] / (FAKE_GFLOPS * 1e3);

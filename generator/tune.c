@@ -4,6 +4,7 @@
  * k+1.  The search is told batch k's results after it was asked for batch k+1, which costs a
  * model-guided strategy one batch of hindsight and buys the overlap that makes tuning fast.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "tune.h"
 
 #include <cjson/cJSON.h>
@@ -65,6 +66,8 @@ typedef struct tuner {
 	long def_idx;     /* the default configuration's space index, or -1 */
 	char *workdir;
 	int own_workdir;
+	char *nvcc;       /* the compiler, absolute when given as a path (ninja runs in the work dir) */
+	kt_tune_stats st;
 } tuner;
 
 /* ---- GPUs ----------------------------------------------------------------------------------- */
@@ -609,7 +612,7 @@ static int batch_size(const tuner *tu)
 		return tu->o->batch;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	int jobs = tu->o->jobs > 0 ? tu->o->jobs : (int)(cores > 0 ? cores : 1);
-	int n = 2 * jobs;
+	int n = 4 * jobs; /* several waves of nvcc per batch: the last wave's tail idles fewer cores */
 	return n < MIN_BATCH ? MIN_BATCH : n > MAX_BATCH ? MAX_BATCH : n;
 }
 
@@ -694,6 +697,7 @@ static void tuner_free(tuner *tu)
 	kt_space_free(&tu->space);
 	remove_workdir(tu);
 	free(tu->workdir);
+	free(tu->nvcc);
 }
 
 static int setup(tuner *tu, int **gpus, int *ngpus, kt_err *err)
@@ -710,7 +714,10 @@ static int setup(tuner *tu, int **gpus, int *ngpus, kt_err *err)
 	tu->asked = kt_xcalloc(tu->space.count, 1);
 	for (size_t i = 0; i < tu->space.count; i++)
 		tu->ev_of[i] = -1;
-	tu->cc = (kt_compiler){o->nvcc, o->ninja, o->arch ? o->arch : tu->info.id.cc_major * 10 + tu->info.id.cc_minor,
+	tu->nvcc = o->nvcc && strchr(o->nvcc, '/') ? realpath(o->nvcc, NULL) : NULL;
+	if (o->nvcc && strchr(o->nvcc, '/') && !tu->nvcc)
+		return kt_fail(err, "the compiler %s does not exist", o->nvcc);
+	tu->cc = (kt_compiler){tu->nvcc ? tu->nvcc : o->nvcc, o->ninja, o->arch ? o->arch : tu->info.id.cc_major * 10 + tu->info.id.cc_minor,
 			       o->flags, o->nflags, o->jobs, tu->workdir};
 	kt_tune_result *r = tu->r;
 	r->nparams = tu->t->nparams;
@@ -735,8 +742,10 @@ static int pipeline(tuner *tu, batch *a, kt_err *err)
 			ask(tu, &b, bs);
 			rc = compile_start(tu, &b, err);
 		}
+		double t0 = kt_now();
 		if (rc == 0)
 			rc = measure_batch(tu, a, err);
+		double t1 = kt_now();
 		if (rc == 0 && b.n)
 			rc = compile_finish(tu, &b, err);
 		if (rc == 0 && !b.n && !stop && !should_stop(tu)) {
@@ -744,6 +753,9 @@ static int pipeline(tuner *tu, batch *a, kt_err *err)
 			if ((rc = compile_start(tu, &b, err)) == 0)
 				rc = compile_finish(tu, &b, err);
 		}
+		tu->st.measure_s += t1 - t0;
+		tu->st.compile_wait_s += kt_now() - t1;
+		tu->st.batches++;
 		batch_free(a);
 		*a = b;
 	}
@@ -765,10 +777,13 @@ int kt_tune(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, kt_tu
 		rc = run_reference(&tu, ref, err);
 	if (rc == 0)
 		rc = set_floor(&tu, &ref->l, err);
+	tu.st.setup_s = kt_now() - tu.start;
 	if (rc == 0)
 		rc = pipeline(&tu, &a, err);
 	if (rc == 0) {
+		double t0 = kt_now();
 		choose(&tu, err);
+		tu.st.retime_s = kt_now() - t0;
 		if (tu.def_idx >= 0 && tu.ev_of[tu.def_idx] >= 0 && out->evals[tu.ev_of[tu.def_idx]].status == KT_OK)
 			out->default_us = out->evals[tu.ev_of[tu.def_idx]].median_us;
 	}
@@ -776,6 +791,9 @@ int kt_tune(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, kt_tu
 	if (o->progress && rc == 0)
 		kt_progress_done(o->progress, out->nevals, tu.failed, out->best >= 0 ? out->evals[out->best].median_us : 0,
 				 out->floor_us);
+	tu.st.restarts = tu.pool ? kt_pool_restarts(tu.pool) : 0;
+	if (o->stats)
+		*o->stats = tu.st;
 	batch_free(&a);
 	batch_free(&pre);
 	free(gpus);

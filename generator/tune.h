@@ -20,6 +20,16 @@
 #include "tmpl.h"
 #include "util.h"
 
+/* Where the time of one tuning went (wall seconds). */
+typedef struct kt_tune_stats {
+	double setup_s;        /* GPUs, space, first compile, workers, reference, ceilings */
+	double measure_s;      /* workers checking and timing batches */
+	double compile_wait_s; /* waiting for nvcc after a batch was measured */
+	double retime_s;       /* the final interleaved re-timing */
+	int batches;
+	int restarts;          /* workers restarted after faults and hangs */
+} kt_tune_stats;
+
 typedef struct kt_tune_opts {
 	const char *strategy;         /* search strategy; NULL: auto */
 	long budget;                  /* evaluations; <= 0: the whole space */
@@ -42,6 +52,7 @@ typedef struct kt_tune_opts {
 	double near_floor;            /* stop within this fraction of the floor; 0: 0.03; < 0: never */
 	int retime_top;               /* candidates re-timed at the end; 0: 5; < 0: none */
 	kt_progress *progress;        /* may be NULL */
+	kt_tune_stats *stats;         /* filled when not NULL */
 } kt_tune_opts;
 
 /* Tunes t at shape into out (released with kt_tune_result_free).  0 on success, also when no

@@ -20,7 +20,6 @@
  * ====================================================================================== */
 
 enum { MAX_SETS = 32, MIN_REPS = 10, MAX_REPS = 200, MAX_FIELDS = 64, CHECK_BLOCK = 256 };
-static const double PI = 3.14159265358979323846;
 static const double TARGET_MS = 20.0;     /* timed launches per candidate add up to about this */
 static const double L2_FACTOR = 2.5;      /* rotated argument sets span this many L2 sizes */
 static const unsigned char POISON = 0xff; /* NaN in every float type, -1 in integers */
@@ -48,7 +47,9 @@ typedef struct wk {
 	size_t scratch_bytes;
 	void **params;      /* nsets * nargs: what each launch gets */
 	kt_dptr *ptrs;      /* nsets * nargs: the device pointers params point at */
-	void *check_mod, *check_fn[KT_NETYPES], *fma_fn;
+	void *check_mod, *check_fn[KT_NETYPES], *fill_fn[KT_NETYPES], *fma_fn;
+	uint64_t seed;
+	int have_inputs;
 	void **ev;
 	size_t nev;
 	int have_ref;
@@ -59,44 +60,6 @@ typedef struct wk_kernel {
 	void *mod, *fn;
 	kt_launch l;
 } wk_kernel;
-
-/* ---- random inputs ------------------------------------------------------------------------ */
-
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static double unit(uint64_t *s) { return (double)(splitmix(s) >> 11) * 0x1.0p-53; }
-
-static double draw(const kt_fill *f, uint64_t *s)
-{
-	switch (f->kind) {
-	case KT_FILL_NORMAL: {
-		double u = unit(s), v = unit(s);
-		return f->a + f->b * sqrt(-2.0 * log(u > 0 ? u : 1e-300)) * cos(2 * PI * v);
-	}
-	case KT_FILL_INT: return floor(f->a + unit(s) * (f->b - f->a + 1));
-	case KT_FILL_CONST: return f->a;
-	case KT_FILL_UNIFORM: break;
-	}
-	return f->a + (f->b - f->a) * unit(s);
-}
-
-static void fill_host(const kt_arg *a, size_t n, uint64_t seed, void *buf)
-{
-	uint64_t s = seed;
-	int is_float = kt_etypes[a->type].is_float;
-	for (size_t i = 0; i < n; i++) {
-		double v = draw(&a->fill, &s);
-		if (is_float && a->fill.neginf > 0 && unit(&s) < a->fill.neginf)
-			v = -INFINITY;
-		kt_elem_set(a->type, buf, i, v);
-	}
-}
 
 /* ---- setup ------------------------------------------------------------------------------- */
 
@@ -126,7 +89,7 @@ static int set_scalar(wk_arg *wa, const kt_val *env, kt_err *err)
 	return 0;
 }
 
-static int alloc_args(wk *w, uint64_t seed, kt_err *err)
+static int alloc_args(wk *w, kt_err *err)
 {
 	const kt_tmpl *t = w->t;
 	size_t set_bytes = 0;
@@ -165,18 +128,7 @@ static int alloc_args(wk *w, uint64_t seed, kt_err *err)
 				return -1;
 		if (wa->a->role != KT_IN && w->ops->alloc(w->g, wa->bytes, &wa->ref, err))
 			return -1;
-		if (wa->a->role == KT_OUT)
-			continue;
-		void *host = kt_xmalloc(wa->bytes ? wa->bytes : 1);
-		fill_host(wa->a, wa->n, seed ^ (0x51ed2701ULL * (uint64_t)(i + 1)), host);
-		int rc = w->ops->htod(w->g, wa->set[0], host, wa->bytes, err);
-		free(host);
-		for (int s = 1; rc == 0 && s < k; s++)
-			rc = w->ops->dtod(w->g, wa->set[s], wa->set[0], wa->bytes, err);
-		if (rc == 0 && wa->a->role == KT_INOUT)
-			rc = w->ops->alloc(w->g, wa->bytes, &wa->pristine, err) ||
-			     w->ops->dtod(w->g, wa->pristine, wa->set[0], wa->bytes, err);
-		if (rc)
+		if (wa->a->role == KT_INOUT && w->ops->alloc(w->g, wa->bytes, &wa->pristine, err))
 			return -1;
 	}
 	if (w->flush) {
@@ -198,6 +150,32 @@ static int alloc_args(wk *w, uint64_t seed, kt_err *err)
 			}
 		}
 	return w->ops->alloc(w->g, 2 * sizeof(uint64_t), &w->res, err);
+}
+
+/* Fresh inputs in set 0 (kt_fill_<etype> on the device, seeded per argument), copied to the
+ * other sets and, for inout arguments, kept pristine for the resets. */
+static int fill_inputs(wk *w, kt_err *err)
+{
+	for (int i = 0; i < w->t->nargs; i++) {
+		wk_arg *wa = &w->args[i];
+		if (wa->a->role == KT_SCALAR || wa->a->role == KT_OUT || !wa->n)
+			continue;
+		kt_dptr p = wa->set[0];
+		uint64_t n = wa->n, seed = w->seed ^ (0x51ed2701ULL * (uint64_t)(i + 1));
+		int kind = (int)wa->a->fill.kind, is_float = kt_etypes[wa->a->type].is_float;
+		double a = wa->a->fill.a, b = wa->a->fill.b, neginf = wa->a->fill.neginf;
+		void *params[] = {&p, &n, &seed, &kind, &a, &b, &neginf, &is_float};
+		int64_t blocks = (int64_t)((n + CHECK_BLOCK - 1) / CHECK_BLOCK), cap = (int64_t)w->info.id.sms * 32;
+		int64_t grid[3] = {blocks < cap ? blocks : cap, 1, 1}, block[3] = {CHECK_BLOCK, 1, 1};
+		if (w->ops->launch(w->g, w->fill_fn[wa->a->type], grid, block, 0, params, err))
+			return -1;
+		for (int s = 1; s < w->nsets; s++)
+			if (w->ops->dtod(w->g, wa->set[s], wa->set[0], wa->bytes, err))
+				return -1;
+		if (wa->a->role == KT_INOUT && w->ops->dtod(w->g, wa->pristine, wa->set[0], wa->bytes, err))
+			return -1;
+	}
+	return w->ops->sync(w->g, err);
 }
 
 static void **set_params(wk *w, int s) { return w->params + (size_t)s * (size_t)w->t->nargs; }
@@ -433,20 +411,27 @@ static int cmd_check(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 	w->check_mod = NULL;
 	if (read_module(w, f[0], &w->check_mod, err))
 		return WK_ERROR;
-	for (int i = 0; i < KT_NETYPES; i++) {
+	for (int i = 0; i < 2 * KT_NETYPES; i++) {
 		char name[64];
-		snprintf(name, sizeof name, "kt_check_%s", kt_etypes[i].name);
-		if (w->ops->function(w->g, w->check_mod, name, &w->check_fn[i]))
+		snprintf(name, sizeof name, "kt_%s_%s", i < KT_NETYPES ? "check" : "fill", kt_etypes[i % KT_NETYPES].name);
+		if (w->ops->function(w->g, w->check_mod, name, i < KT_NETYPES ? &w->check_fn[i] : &w->fill_fn[i - KT_NETYPES]))
 			return kt_fail_internal(err, "%s has no kernel %s", f[0], name), WK_ERROR;
 	}
 	if (w->ops->function(w->g, w->check_mod, "kt_fma", &w->fma_fn))
 		return kt_fail_internal(err, "%s has no kernel kt_fma", f[0]), WK_ERROR;
+	if (!w->have_inputs) {
+		if (fill_inputs(w, err))
+			return WK_FAULT;
+		w->have_inputs = 1;
+	}
 	kt_buf_puts(reply, "ok");
 	return WK_OK;
 }
 
 static int cmd_ref(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 {
+	if (!w->have_inputs)
+		return kt_fail_internal(err, "ref before check (no inputs yet)"), WK_ERROR;
 	wk_kernel k;
 	int rc = load_kernel(w, f[0], f[1], f[2], &k, err);
 	double med = 0, spread = 0;
@@ -670,7 +655,8 @@ static int worker_open(wk *w, const char *backend, int gpu, const char *tpath, c
 	w->g = w->ops->open(gpu, err);
 	if (!w->g)
 		return -1;
-	return alloc_args(w, seed, err);
+	w->seed = seed;
+	return alloc_args(w, err);
 }
 
 static const char worker_usage[] =

@@ -2,10 +2,10 @@
  *
  * A worker owns one GPU context.  At start it parses the template, allocates every pointer
  * argument at the shape (several copies, so that timed runs rotate through more than the L2
- * holds), fills the inputs from a seeded PRNG, and says `ready`.  Then it answers one line per
- * command, fields separated by tabs:
+ * holds) and says `ready`.  Then it answers one line per command, fields separated by tabs:
  *
- *   check CUBIN                   load the helper kernels (kt_check_<etype>, kt_fma)
+ *   check CUBIN                   load the helper kernels (kt_fill_<etype>, kt_check_<etype>,
+ *                                 kt_fma) and fill the inputs (seeded, on the device)
  *   ref CUBIN KERNEL CONFIG|-     run the reference once (- : the template's reference launch,
  *                                 else KERNEL at CONFIG), keep its outputs, time it
  *   eval CUBIN KERNEL CONFIG      poison outputs, reset inout buffers, run, compare every output

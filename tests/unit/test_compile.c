@@ -149,7 +149,10 @@ static void test_nvcc(const char *nvcc, const char *dir)
 	/* A compiler that cannot run: every unit fails with ninja's message, and the loop goes on. */
 	kt_compiler bad = {"/nonexistent/nvcc", NULL, 90, NULL, 0, 1, dir};
 	unit(&u[0], "other", "k", "__global__ void k() {}\n");
-	CHECK_INT(kt_compile(&bad, u, 1, &err), 0);
+	int rc = kt_compile(&bad, u, 1, &err);
+	CHECK_INT(rc, 0);
+	if (rc)
+		fprintf(stderr, "%s\n", err.msg);
 	CHECK_INT(u[0].ok, 0);
 	CHECK(u[0].msg && strstr(u[0].msg, "nonexistent"));
 	kt_unit_free(&u[0]);

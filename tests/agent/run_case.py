@@ -375,9 +375,11 @@ def main():
         r.finish()
     except Failed as e:
         print("FAIL: %s" % e)
+        return 1
+    finally:
         if r.server and r.server.poll() is None:
             r.server.terminate()
-        return 1
+            r.server.wait(timeout=10)
     if rc == SKIP:
         return SKIP
     print("PASS: %s" % args.case)

@@ -306,6 +306,14 @@ static void test_refactor(const char *agent_dir, const char *examples_dir)
 	CHECK_INT(kt_agent_check_template(&req, kt_buf_str(&changed), &nc, &nv, &log, &err), 1);
 	CHECK(strstr(kt_buf_str(&log), "out/rmsnorm.cu.tmpl:83:10: error: #include \"/etc/passwd\" reads a file outside") != NULL);
 	kt_buf_reset(&log);
+	kt_buf_reset(&changed);
+	at = strstr(good, "@kt kernel    rmsnorm_tuned");
+	kt_buf_add(&changed, good, (size_t)(at - good));
+	kt_buf_puts(&changed, "@kt kernel    rmsnorm_fast");
+	kt_buf_puts(&changed, at + strlen("@kt kernel    rmsnorm_tuned"));
+	CHECK_INT(kt_agent_check_template(&req, kt_buf_str(&changed), &nc, &nv, &log, &err), 1);
+	CHECK(strstr(kt_buf_str(&log), "out/rmsnorm.cu.tmpl:5:18: error: kernel 'rmsnorm_fast' is not defined") != NULL);
+	kt_buf_reset(&log);
 	req.kernel = "other";
 	CHECK_INT(kt_agent_check_template(&req, good, &nc, &nv, &log, &err), 1);
 	CHECK(strstr(kt_buf_str(&log), "name it as the reference") != NULL);

@@ -70,7 +70,10 @@ static void test_builtin(const kt_tmpl *t, const kt_agent_target *g, const char 
 	int64_t shape[1] = {4096};
 	kt_rounds r;
 	kt_err err = {0};
-	CHECK_INT(kt_rounds_run(t, shape, &o, &cfg, NULL, g, 3, &r, &err), 0);
+	int rc = kt_rounds_run(t, shape, &o, &cfg, NULL, g, 3, &r, &err);
+	CHECK_INT(rc, 0);
+	if (rc)
+		fprintf(stderr, "kt_rounds_run: %s\n", err.msg);
 	/* Round 0 finds BLOCK=128 on the edge; round 1 tries 256 and it is not faster; the planner
 	 * then has nothing to extend and the loop ends. */
 	CHECK_INT(r.n, 2);

@@ -179,6 +179,26 @@ static void test_robust(const kt_tmpl *t)
 	CHECK_INT(kt_tune_robust(t, rs, 2, got, &worst), -1);
 }
 
+static void test_progress(void)
+{
+	FILE *f = tmpfile();
+	kt_progress p;
+	kt_progress_init(&p, f, "scale n=8");
+	CHECK_INT(p.tty, 0);
+	p.last -= 100; /* a plain line is due */
+	kt_progress_update(&p, 3, 12, 1, 2.0, 1.0);
+	kt_progress_update(&p, 4, 12, 1, 2.0, 1.0); /* too soon after the last: nothing */
+	kt_progress_done(&p, 12, 2, 1.5, 1.0);
+	char text[512] = "";
+	rewind(f);
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	text[n] = 0;
+	fclose(f);
+	CHECK(strstr(text, "kt: tuning scale n=8: 3/12 evaluated, 1 failed, best 2.00 us (50% of floor), about ") == text);
+	CHECK(strstr(text, "4/12") == NULL);
+	CHECK(strstr(text, "\nkt: tuned scale n=8: 12 evaluated, 2 failed, best 1.50 us (67% of floor), ") != NULL);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/kt-test-tune-XXXXXX";
@@ -193,6 +213,7 @@ int main(void)
 		test_two_gpus(t);
 		test_robust(t);
 	}
+	test_progress();
 	kt_tmpl_free(t);
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

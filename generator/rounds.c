@@ -1,6 +1,7 @@
 /* rounds.c - tune, plan, apply, tune again (see rounds.h). */
 #include "rounds.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,7 +146,7 @@ static double best_time(const kt_round *rd)
 int kt_rounds_run(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, const kt_agent_cfg *cfg,
 		  kt_llm *llm, const kt_agent_target *g, int rounds, kt_rounds *out, kt_err *err)
 {
-	*out = (kt_rounds){0, kt_xcalloc(MAX_ROUNDS, sizeof(kt_round)), -1};
+	*out = (kt_rounds){0, kt_xcalloc(MAX_ROUNDS, sizeof(kt_round)), -1, t};
 	if (rounds < 1)
 		rounds = 1;
 	if (rounds > MAX_ROUNDS)
@@ -207,6 +208,51 @@ const kt_eval *kt_rounds_best(const kt_rounds *r)
 	return &res->evals[res->best];
 }
 
+static cJSON *round_json(const kt_rounds *r, int k, const kt_tmpl *t0)
+{
+	const kt_round *rd = &r->v[k];
+	const kt_tmpl *t = rd->tmpl ? rd->tmpl : t0;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "round", k);
+	if (k > 0 && rd->tmpl_text)
+		cJSON_AddStringToObject(o, "template", rd->tmpl_text);
+	size_t ok = 0;
+	for (size_t i = 0; i < rd->result.nevals; i++)
+		ok += rd->result.evals[i].status == KT_OK;
+	cJSON_AddNumberToObject(o, "evaluated", (double)rd->result.nevals);
+	cJSON_AddNumberToObject(o, "ok", (double)ok);
+	if (best_time(rd) >= 0) {
+		kt_buf c = {0};
+		kt_tmpl_format_config(t, rd->result.evals[rd->result.best].cfg, &c);
+		cJSON_AddStringToObject(o, "best", kt_buf_str(&c));
+		cJSON_AddNumberToObject(o, "best_us", best_time(rd));
+		kt_buf_free(&c);
+	}
+	if (rd->plan)
+		cJSON_AddStringToObject(o, "plan", rd->plan);
+	if (rd->note)
+		cJSON_AddStringToObject(o, "note", rd->note);
+	cJSON *tr = rd->transcript ? cJSON_Parse(rd->transcript) : NULL;
+	if (tr)
+		cJSON_AddItemToObject(o, "transcript", tr);
+	return o;
+}
+
+void kt_rounds_json(const kt_rounds *r, kt_buf *out)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddNumberToObject(root, "best_round", r->best);
+	cJSON *arr = cJSON_AddArrayToObject(root, "rounds");
+	for (int k = 0; k < r->n; k++)
+		cJSON_AddItemToArray(arr, round_json(r, k, r->t0));
+	char *s = cJSON_Print(root);
+	if (!s)
+		kt_oom();
+	kt_buf_puts(out, s);
+	free(s);
+	cJSON_Delete(root);
+}
+
 void kt_rounds_free(kt_rounds *r)
 {
 	for (int k = 0; k < r->n; k++) {
@@ -219,5 +265,5 @@ void kt_rounds_free(kt_rounds *r)
 		free(rd->transcript);
 	}
 	free(r->v);
-	*r = (kt_rounds){0, NULL, -1};
+	*r = (kt_rounds){0, NULL, -1, NULL};
 }

@@ -32,6 +32,7 @@ typedef struct kt_rounds {
 	int n;
 	kt_round *v;
 	int best;               /* the round whose result.best is the fastest; -1 when nothing passed */
+	const kt_tmpl *t0;      /* the caller's template (round 0's), borrowed */
 } kt_rounds;
 
 /* Runs at most `rounds` rounds (>= 1; KT_AGENT=off or rounds == 1: one round, no planner).
@@ -41,6 +42,12 @@ int kt_rounds_run(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o,
 
 /* The fastest passing evaluation of the best round, or NULL. */
 const kt_eval *kt_rounds_best(const kt_rounds *r);
+
+/* The history for a cache record (and `kt cache show`), as a JSON document appended to out:
+ * {"best_round": k, "rounds": [{"round", "template" (the text, when it differs from the
+ * original's), "evaluated", "ok", "best" (configuration) and "best_us", "plan", "note",
+ * "transcript" (the model's, as JSON)}]}.  Holds no key: transcripts are redacted when made. */
+void kt_rounds_json(const kt_rounds *r, kt_buf *out);
 
 void kt_rounds_free(kt_rounds *r);
 

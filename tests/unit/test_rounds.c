@@ -121,6 +121,19 @@ static void test_llm(const kt_tmpl *t, const kt_agent_target *g, const char *dir
 	CHECK(b && r.best == 1 && !strcmp(param_value(r.v[1].tmpl, b->cfg, "BLOCK", v, sizeof v), "128"));
 	const kt_tune_result *r0 = &r.v[0].result;
 	CHECK(b && r0->best >= 0 && b->median_us < r0->evals[r0->best].median_us);
+	/* The history for the record: both rounds, the plan, the model's transcript as JSON. */
+	kt_buf js = {0};
+	kt_rounds_json(&r, &js);
+	cJSON *h = cJSON_Parse(kt_buf_str(&js));
+	const cJSON *rs = cJSON_GetObjectItem(h, "rounds");
+	CHECK(h && cJSON_GetObjectItem(h, "best_round")->valueint == 1 && cJSON_GetArraySize(rs) == 2);
+	const cJSON *h0 = cJSON_GetArrayItem(rs, 0), *h1 = cJSON_GetArrayItem(rs, 1);
+	CHECK(h0 && !cJSON_GetObjectItem(h0, "template") && cJSON_IsObject(cJSON_GetObjectItem(h0, "transcript")));
+	CHECK(h0 && strstr(cJSON_GetObjectItem(h0, "plan")->valuestring, "extend UNROLL with 4") != NULL);
+	CHECK(h1 && strstr(cJSON_GetObjectItem(h1, "template")->valuestring, "UNROLL in 1, 2, 4") != NULL);
+	CHECK(h1 && !strcmp(cJSON_GetObjectItem(h1, "best")->valuestring, "BLOCK=128,UNROLL=4"));
+	cJSON_Delete(h);
+	kt_buf_free(&js);
 	kt_rounds_free(&r);
 	kt_llm_free(l);
 }

@@ -60,16 +60,19 @@ static void render_ninja(const kt_compiler *c, const kt_unit *units, size_t n, k
 	}
 	kt_buf_puts(b, " -Xptxas -v\n\n"
 		       "rule cubin\n"
-		       "  command = $nvcc $flags -MD -MF $out.d -o $out $in > $out.log 2>&1\n"
-		       "  depfile = $out.d\n"
-		       "  deps = gcc\n"
+		       "  command = $nvcc $flags -o $out $in > $out.log 2>&1\n"
 		       "  description = nvcc $out\n\n");
 	for (size_t i = 0; i < n; i++) {
 		kt_buf_puts(b, "build ");
 		put_ninja_path(b, units[i].name);
 		kt_buf_puts(b, ".cubin: cubin ");
 		put_ninja_path(b, units[i].name);
-		kt_buf_puts(b, ".cu\n");
+		kt_buf_puts(b, ".cu");
+		for (int d = 0; d < c->ndeps; d++) {
+			kt_buf_puts(b, d ? " " : " | ");
+			put_ninja_path(b, c->deps[d]);
+		}
+		kt_buf_putc(b, '\n');
 	}
 }
 

@@ -1,6 +1,9 @@
 /* compile.h - compiling variants in parallel: sources and a build.ninja in a work directory,
  * one `nvcc -cubin` edge per unit, `ninja -k 0`, then each unit's status and resource use.
  *
+ * Units depend on their source and on kt_compiler.deps (declared, rather than found by nvcc -MD,
+ * which costs every compile a second preprocessing pass).
+ *
  * A batch is compiled in two halves so that the caller can measure the previous batch while
  * nvcc runs: kt_compile_start writes the files and starts ninja, kt_compile_finish waits for it
  * and reads the results.  Units whose text did not change keep their cubin (ninja skips them).
@@ -23,6 +26,8 @@ typedef struct kt_compiler {
 	int nflags;
 	int jobs;                /* parallel compiles; <= 0: the number of cores */
 	const char *workdir;     /* created if missing */
+	const char *const *deps; /* absolute paths every unit depends on (the template, its headers) */
+	int ndeps;
 } kt_compiler;
 
 /* One translation unit.  name, src and entry are inputs; the rest is filled by kt_compile_finish. */

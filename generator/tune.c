@@ -67,6 +67,8 @@ typedef struct tuner {
 	char *workdir;
 	int own_workdir;
 	char *nvcc;       /* the compiler, absolute when given as a path (ninja runs in the work dir) */
+	char **deps;      /* the template and its local headers, absolute */
+	int ndeps;
 	kt_tune_stats st;
 } tuner;
 
@@ -698,6 +700,9 @@ static void tuner_free(tuner *tu)
 	remove_workdir(tu);
 	free(tu->workdir);
 	free(tu->nvcc);
+	for (int i = 0; i < tu->ndeps; i++)
+		free(tu->deps[i]);
+	free(tu->deps);
 }
 
 static int setup(tuner *tu, int **gpus, int *ngpus, kt_err *err)
@@ -717,8 +722,14 @@ static int setup(tuner *tu, int **gpus, int *ngpus, kt_err *err)
 	tu->nvcc = o->nvcc && strchr(o->nvcc, '/') ? realpath(o->nvcc, NULL) : NULL;
 	if (o->nvcc && strchr(o->nvcc, '/') && !tu->nvcc)
 		return kt_fail(err, "the compiler %s does not exist", o->nvcc);
+	tu->deps = kt_xcalloc((size_t)tu->t->nincludes + 1, sizeof *tu->deps);
+	for (int i = -1; i < tu->t->nincludes; i++) {
+		char *p = realpath(i < 0 ? tu->t->path : tu->t->includes[i], NULL);
+		if (p)
+			tu->deps[tu->ndeps++] = p;
+	}
 	tu->cc = (kt_compiler){tu->nvcc ? tu->nvcc : o->nvcc, o->ninja, o->arch ? o->arch : tu->info.id.cc_major * 10 + tu->info.id.cc_minor,
-			       o->flags, o->nflags, o->jobs, tu->workdir};
+			       o->flags, o->nflags, o->jobs, tu->workdir, (const char *const *)tu->deps, tu->ndeps};
 	kt_tune_result *r = tu->r;
 	r->nparams = tu->t->nparams;
 	r->best = -1;

@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -108,14 +110,18 @@ static const char good_src[] =
 
 static void test_nvcc(const char *nvcc, const char *dir)
 {
-	kt_compiler c = {nvcc, NULL, 90, NULL, 0, 2, dir};
+	char dep[256];
+	snprintf(dep, sizeof dep, "%s/dep.cuh", dir);
+	kt_err err = {0};
+	kt_write_atomic(dep, "// a header\n", 12, &err);
+	const char *deps[1] = {dep};
+	kt_compiler c = {nvcc, NULL, 90, NULL, 0, 2, dir, deps, 1};
 	kt_unit u[3];
 	/* An instantiated template's mangled name carries template arguments: matched by prefix. */
 	unit(&u[0], "good", "kt_good_kernel", good_src);
 	unit(&u[1], "broken", "kt_broken_kernel", "__global__ void kt_broken_kernel(float *o) { o[0] = undefined_thing; }\n");
 	unit(&u[2], "kt_check", "", "");
 	kt_check_source(&u[2].src);
-	kt_err err = {0};
 	CHECK_INT(kt_compile(&c, u, 3, &err), 0);
 	CHECK_INT(u[0].ok, 1);
 	CHECK_INT(u[0].smem_static, 1024);
@@ -134,8 +140,18 @@ static void test_nvcc(const char *nvcc, const char *dir)
 	stat(u[0].cubin, &after);
 	CHECK_INT(u[0].ok, 1);
 	CHECK_INT(u[0].smem_static, 1024);
-	CHECK(before.st_mtime == after.st_mtime && before.st_ino == after.st_ino);
+	CHECK(before.st_mtim.tv_sec == after.st_mtim.tv_sec && before.st_mtim.tv_nsec == after.st_mtim.tv_nsec);
 	CHECK_INT(u[1].ok, 0);
+
+	/* A declared dependency that changed (the template, a header) rebuilds. */
+	struct timespec later[2] = {{0, UTIME_NOW}, {0, 0}};
+	clock_gettime(CLOCK_REALTIME, &later[1]);
+	later[1].tv_sec += 5;
+	utimensat(AT_FDCWD, dep, later, 0);
+	CHECK_INT(kt_compile(&c, u, 1, &err), 0);
+	stat(u[0].cubin, &after);
+	CHECK(before.st_mtim.tv_sec != after.st_mtim.tv_sec || before.st_mtim.tv_nsec != after.st_mtim.tv_nsec);
+	CHECK_INT(u[0].ok, 1);
 
 	/* Fixing the broken unit compiles it. */
 	kt_buf_reset(&u[1].src);
@@ -147,7 +163,7 @@ static void test_nvcc(const char *nvcc, const char *dir)
 		kt_unit_free(&u[i]);
 
 	/* A compiler that cannot run: every unit fails with ninja's message, and the loop goes on. */
-	kt_compiler bad = {"/nonexistent/nvcc", NULL, 90, NULL, 0, 1, dir};
+	kt_compiler bad = {"/nonexistent/nvcc", NULL, 90, NULL, 0, 1, dir, NULL, 0};
 	unit(&u[0], "other", "k", "__global__ void k() {}\n");
 	int rc = kt_compile(&bad, u, 1, &err);
 	CHECK_INT(rc, 0);

@@ -208,6 +208,60 @@ const kt_eval *kt_rounds_best(const kt_rounds *r)
 	return &res->evals[res->best];
 }
 
+/* The value indices in t of configuration c of template n (by parameter name and value);
+ * -1 when t lacks a parameter or a value. */
+static int map_config(const kt_tmpl *n, const uint16_t *c, const kt_tmpl *t, uint16_t *cfg)
+{
+	for (int p = 0; p < t->nparams; p++) {
+		const kt_param *tp = &t->params[p], *np = NULL;
+		for (int q = 0; q < n->nparams && !np; q++)
+			if (!strcmp(n->params[q].name, tp->name))
+				np = &n->params[q];
+		if (!np || np->type != tp->type)
+			return -1;
+		int q = (int)(np - n->params), found = -1;
+		for (int v = 0; v < tp->nvals && found < 0; v++)
+			if (tp->type == KT_PCHOICE ? !strcmp(tp->choices[v], np->choices[c[q]]) : tp->vals[v] == np->vals[c[q]])
+				found = v;
+		if (found < 0)
+			return -1;
+		cfg[p] = (uint16_t)found;
+	}
+	return 0;
+}
+
+int kt_rounds_choose(const kt_rounds *r, const kt_tmpl *t, uint16_t *cfg, kt_buf *note)
+{
+	int chosen = -1;
+	double best = -1;
+	uint16_t c[KT_MAX_SLOTS];
+	for (int k = 0; k < r->n; k++) {
+		const kt_round *rd = &r->v[k];
+		double tk = best_time(rd);
+		if (tk < 0 || (chosen >= 0 && tk >= best))
+			continue;
+		const kt_tmpl *n = rd->tmpl ? rd->tmpl : t;
+		if (map_config(n, rd->result.evals[rd->result.best].cfg, t, c) == 0) {
+			chosen = k;
+			best = tk;
+			memcpy(cfg, c, (size_t)t->nparams * sizeof *c);
+		}
+	}
+	if (r->best >= 0 && r->best != chosen) {
+		const kt_round *rd = &r->v[r->best];
+		kt_buf cf = {0};
+		kt_tmpl_format_config(rd->tmpl ? rd->tmpl : t, rd->result.evals[rd->result.best].cfg, &cf);
+		kt_buf_printf(note, "round %d found %s at %.3f us (%.0f%% faster) with values the template does not "
+				    "declare; the changes that led there:\n",
+			      r->best, kt_buf_str(&cf), best_time(rd), best > 0 ? 100.0 * (best / best_time(rd) - 1) : 0.0);
+		for (int k = 0; k < r->best; k++)
+			if (r->v[k].plan)
+				kt_buf_printf(note, "%s", r->v[k].plan);
+		kt_buf_free(&cf);
+	}
+	return chosen;
+}
+
 static cJSON *round_json(const kt_rounds *r, int k, const kt_tmpl *t0)
 {
 	const kt_round *rd = &r->v[k];

@@ -43,6 +43,12 @@ int kt_rounds_run(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o,
 /* The fastest passing evaluation of the best round, or NULL. */
 const kt_eval *kt_rounds_best(const kt_rounds *r);
 
+/* The fastest configuration over the rounds that the original template t can express (every
+ * parameter of t is in that round's template with a value t declares), as value indices of t in
+ * cfg.  Returns its round, or -1 when none passed.  When a faster one needs values or a template
+ * that t does not have, note says so and what the planner proposed to get there. */
+int kt_rounds_choose(const kt_rounds *r, const kt_tmpl *t, uint16_t *cfg, kt_buf *note);
+
 /* The history for a cache record (and `kt cache show`), as a JSON document appended to out:
  * {"best_round": k, "rounds": [{"round", "template" (the text, when it differs from the
  * original's), "evaluated", "ok", "best" (configuration) and "best_us", "plan", "note",

@@ -84,6 +84,11 @@ static void test_builtin(const kt_tmpl *t, const kt_agent_target *g, const char 
 	const kt_eval *b = kt_rounds_best(&r);
 	char v[32];
 	CHECK(b && !strcmp(param_value(t, b->cfg, "BLOCK", v, sizeof v), "128"));
+	uint16_t chosen[KT_MAX_SLOTS];
+	kt_buf note = {0};
+	CHECK_INT(kt_rounds_choose(&r, t, chosen, &note), 0);
+	CHECK_INT(note.len, 0);
+	kt_buf_free(&note);
 	kt_rounds_free(&r);
 
 	/* KT_AGENT=off: one round, no planner. */
@@ -121,6 +126,16 @@ static void test_llm(const kt_tmpl *t, const kt_agent_target *g, const char *dir
 	CHECK(b && r.best == 1 && !strcmp(param_value(r.v[1].tmpl, b->cfg, "BLOCK", v, sizeof v), "128"));
 	const kt_tune_result *r0 = &r.v[0].result;
 	CHECK(b && r0->best >= 0 && b->median_us < r0->evals[r0->best].median_us);
+	/* The original template cannot express UNROLL=4: the choice stays in round 0, with a note. */
+	uint16_t chosen[KT_MAX_SLOTS];
+	kt_buf note = {0}, cf = {0};
+	CHECK_INT(kt_rounds_choose(&r, t, chosen, &note), 0);
+	kt_tmpl_format_config(t, chosen, &cf);
+	CHECK(!strncmp(kt_buf_str(&cf), "BLOCK=128,", 10));
+	CHECK(strstr(kt_buf_str(&note), "round 1 found BLOCK=128,UNROLL=4") != NULL);
+	CHECK(strstr(kt_buf_str(&note), "extend UNROLL with 4") != NULL);
+	kt_buf_free(&note);
+	kt_buf_free(&cf);
 	/* The history for the record: both rounds, the plan, the model's transcript as JSON. */
 	kt_buf js = {0};
 	kt_rounds_json(&r, &js);

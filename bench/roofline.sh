@@ -13,7 +13,7 @@
 #
 #   --budget N    configurations evaluated per shape (default 120)
 #   --seconds S   tuning time per shape (default 60; three times that for gemm, whose variants
-#                 compile slowly and whose naive reference takes tens of milliseconds)
+#                 compile slowly, and for softmax and transpose, whose spaces are the largest)
 #   --only REGEX  only the lines of templates/shapes.txt that match (e.g. '^rmsnorm|^gemm')
 #   --out DIR     results (default: bench/out/<date>)
 #   --build DIR   kt's build directory (default: build/bench); configured and built if needed
@@ -62,9 +62,11 @@ grep -v '^#' "$root/templates/shapes.txt" | grep -n . | grep -E -- "$only" |
 	awk '{ n = split($3, a, /[=,]/); p = 1; for (i = 2; i <= n; i += 2) p *= a[i]; print p, $0 }' |
 	sort -k1,1gr | cut -d' ' -f2- | tr ':' ' ' | while read -r line name type shape; do
 	s=$seconds
-	[ "$name" = gemm ] && s=$((seconds * 3))
+	case $name in # the largest spaces, and gemm whose variants compile slowly
+	gemm | softmax | transpose) s=$((seconds * 3)) ;;
+	esac
 	"$kt" tune "$root/templates/$name.cu.tmpl" --type "$type" --shape "$shape" --budget "$budget" \
-		--seconds "$s" --top 3 --quiet --cache-dir "$build/kt-cache" >"$log" 2>&1
+		--seconds "$s" --top 1000 --quiet --cache-dir "$build/kt-cache" >"$log" 2>&1
 	cat "$log" >>"$out/tune.log"
 	cublas_us=""
 	floor_override=""

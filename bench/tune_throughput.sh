@@ -4,9 +4,10 @@
 #   bench/tune_throughput.sh KT [OUTDIR]
 #
 # Tunes two memory-bound shipped templates with a budget of 300 configurations each (random
-# order, so the sample spans the whole space), from an empty work directory, with the ceilings
-# measured once beforehand.  Prints one table row per case; each run's full table and its recorded
-# space go to OUTDIR (default: a temporary directory).
+# order, so the sample spans the whole space), then one whole space (exhaustive), each from an
+# empty work directory; the GPU's ceilings are measured in the first run and kept.  Prints one
+# table row per case and where the time went; each run's full table and its recorded space go to
+# OUTDIR (default: a temporary directory).
 set -eu
 kt=$1
 out=${2:-$(mktemp -d)}
@@ -15,10 +16,10 @@ mkdir -p "$out"
 "$kt" tune --list-gpus | tee "$out/gpus.txt"
 case $(cat "$out/gpus.txt") in "no GPU"*) echo "tune_throughput: skipped (no GPU)"; exit 0 ;; esac
 
-run() { # NAME TEMPLATE SHAPE TYPE
-	name=$1 tmpl=$2 shape=$3 type=$4
+run() { # NAME TEMPLATE SHAPE TYPE STRATEGY BUDGET
+	name=$1 tmpl=$2 shape=$3 type=$4 strategy=$5 budget=$6
 	"$kt" space "$src/templates/$tmpl" --shape "$shape" --type "$type" | tail -1 >"$out/$name.space.txt"
-	"$kt" tune "$src/templates/$tmpl" --shape "$shape" --type "$type" --strategy random --budget 300 --seconds 150 --seed 1 \
+	"$kt" tune "$src/templates/$tmpl" --shape "$shape" --type "$type" --strategy "$strategy" --budget "$budget" --seconds 150 --seed 1 \
 		--cache-dir "$out/cache" --record "$out/$name.csv" --quiet >"$out/$name.txt" 2>&1
 	line=$(grep ' evaluated in ' "$out/$name.txt")
 	status=$(grep '  status:' "$out/$name.txt" | sed 's/  status: //')
@@ -29,6 +30,7 @@ run() { # NAME TEMPLATE SHAPE TYPE
 }
 
 printf '%-14s | %-24s | %s | %s | %s | %s\n' case shape "evaluated, time (rate)" statuses best feasible
-run silu_and_mul silu_and_mul.cu.tmpl tokens=4096,d=8192 T=half
-run rmsnorm rmsnorm.cu.tmpl rows=16384,hidden=4096 T=half
+run silu_and_mul silu_and_mul.cu.tmpl tokens=4096,d=8192 T=half random 300
+run rmsnorm rmsnorm.cu.tmpl rows=16384,hidden=4096 T=half random 300
+run silu_all silu_and_mul.cu.tmpl tokens=4096,d=8192 T=bfloat16 exhaustive 0
 echo "details: $out"

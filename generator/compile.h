@@ -5,7 +5,7 @@
  * which costs every compile a second preprocessing pass).
  *
  * A batch is compiled in two halves so that the caller can measure the previous batch while
- * nvcc runs: kt_compile_start writes the files and starts ninja, kt_compile_finish waits for it
+ * nvcc runs (and start the next batch while this one's last compiles finish): kt_compile_start writes the files and starts ninja, kt_compile_finish waits for it
  * and reads the results.  Units whose text did not change keep their cubin (ninja skips them).
  */
 #ifndef KT_COMPILE_H
@@ -43,8 +43,9 @@ typedef struct kt_unit {
 
 void kt_unit_free(kt_unit *u);
 
-/* Writes the sources and build.ninja, and starts ninja (in *ninja).  0, or -1 with err set. */
-int kt_compile_start(const kt_compiler *c, kt_unit *units, size_t n, kt_proc *ninja, kt_err *err);
+/* Writes the sources and build<slot>.ninja, and starts ninja (in *ninja).  Batches of different
+ * slots may compile at the same time (each slot keeps its own ninja log).  0, or -1 with err set. */
+int kt_compile_start(const kt_compiler *c, kt_unit *units, size_t n, int slot, kt_proc *ninja, kt_err *err);
 /* Waits for ninja and fills each unit's results.  -1 only when ninja itself could not run. */
 int kt_compile_finish(const kt_compiler *c, kt_unit *units, size_t n, kt_proc *ninja, kt_err *err);
 /* Both halves. */

@@ -70,6 +70,7 @@ typedef struct tuner {
 	char **deps;      /* the template and its local headers, absolute */
 	int ndeps;
 	kt_tune_stats st;
+	int slot;         /* the compile slot of the next batch */
 } tuner;
 
 /* ---- GPUs ----------------------------------------------------------------------------------- */
@@ -374,7 +375,8 @@ static int compile_start(tuner *tu, batch *b, kt_err *err)
 	kt_unit *u = kt_xcalloc(b->n, sizeof *u);
 	for (size_t i = 0; i < b->n; i++)
 		u[i] = b->c[i].u;
-	int rc = kt_compile_start(&tu->cc, u, b->n, &b->ninja, err);
+	int rc = kt_compile_start(&tu->cc, u, b->n, tu->slot, &b->ninja, err);
+	tu->slot ^= 1; /* the next batch may start while this one finishes */
 	free(u); /* the units are shallow copies: b->c keeps the buffers */
 	b->compiling = rc == 0;
 	return rc;
@@ -740,35 +742,49 @@ static int setup(tuner *tu, int **gpus, int *ngpus, kt_err *err)
 	return 0;
 }
 
-/* The pipeline: measure batch a while batch b compiles. */
-static int pipeline(tuner *tu, batch *a, kt_err *err)
+/* Asks for the next batch and starts compiling it (nothing when tuning should stop). */
+static int next_batch(tuner *tu, batch *b, kt_err *err)
+{
+	memset(b, 0, sizeof *b);
+	if (should_stop(tu))
+		return 0;
+	ask(tu, b, (size_t)batch_size(tu));
+	return compile_start(tu, b, err);
+}
+
+/* The pipeline, two batches ahead: while the workers measure batch a, batch b compiles, and
+ * batch c starts as soon as a is measured, so nvcc never waits for a batch's slowest compile.
+ * On entry a is compiled and b compiling (or empty). */
+static int pipeline(tuner *tu, batch *a, batch *b, kt_err *err)
 {
 	int rc = 0;
-	size_t bs = (size_t)batch_size(tu);
 	while (rc == 0 && a->n) {
 		sort_out(tu, a);
-		int stop = should_stop(tu);
-		batch b = {0};
-		if (!stop) {
-			ask(tu, &b, bs);
-			rc = compile_start(tu, &b, err);
-		}
 		double t0 = kt_now();
-		if (rc == 0)
-			rc = measure_batch(tu, a, err);
+		rc = measure_batch(tu, a, err);
 		double t1 = kt_now();
-		if (rc == 0 && b.n)
-			rc = compile_finish(tu, &b, err);
-		if (rc == 0 && !b.n && !stop && !should_stop(tu)) {
-			ask(tu, &b, bs); /* a strategy that waited for a's results */
-			if ((rc = compile_start(tu, &b, err)) == 0)
-				rc = compile_finish(tu, &b, err);
+		batch c = {0};
+		if (rc == 0)
+			rc = next_batch(tu, &c, err);
+		if (rc == 0)
+			rc = compile_finish(tu, b, err);
+		if (rc == 0 && !b->n) { /* nothing was ahead: take c */
+			batch_free(b);
+			*b = c;
+			memset(&c, 0, sizeof c);
+			rc = compile_finish(tu, b, err);
+		}
+		if (rc == 0 && !b->n) { /* a strategy that waited for a's results */
+			batch_free(b);
+			if ((rc = next_batch(tu, b, err)) == 0)
+				rc = compile_finish(tu, b, err);
 		}
 		tu->st.measure_s += t1 - t0;
 		tu->st.compile_wait_s += kt_now() - t1;
 		tu->st.batches++;
 		batch_free(a);
-		*a = b;
+		*a = *b;
+		*b = c;
 	}
 	return rc;
 }
@@ -779,18 +795,20 @@ int kt_tune(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, kt_tu
 	out->best = -1;
 	tuner tu = {.t = t, .shape = shape, .o = o, .r = out, .def_idx = -1, .start = kt_now()};
 	int *gpus = NULL, ngpus = 0;
-	batch a = {0}, pre = {0};
+	batch a = {0}, b = {0}, pre = {0};
 	const cand *ref = NULL;
 	int rc = setup(&tu, &gpus, &ngpus, err);
 	if (rc == 0)
 		rc = first_batch(&tu, &a, &pre, &ref, gpus, ngpus, err);
+	if (rc == 0) /* the second batch compiles while the reference and the ceilings run */
+		rc = next_batch(&tu, &b, err);
 	if (rc == 0)
 		rc = run_reference(&tu, ref, err);
 	if (rc == 0)
 		rc = set_floor(&tu, &ref->l, err);
 	tu.st.setup_s = kt_now() - tu.start;
 	if (rc == 0)
-		rc = pipeline(&tu, &a, err);
+		rc = pipeline(&tu, &a, &b, err);
 	if (rc == 0) {
 		double t0 = kt_now();
 		choose(&tu, err);
@@ -806,6 +824,7 @@ int kt_tune(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, kt_tu
 	if (o->stats)
 		*o->stats = tu.st;
 	batch_free(&a);
+	batch_free(&b);
 	batch_free(&pre);
 	free(gpus);
 	tuner_free(&tu);

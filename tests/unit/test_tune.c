@@ -104,7 +104,7 @@ static void test_exhaustive(const kt_tmpl *t, const char *dir)
 	snprintf(path, sizeof path, "%s/gpu-ceilings.json", cache);
 	CHECK(access(path, R_OK) == 0);
 	/* Work files stay in a given work directory. */
-	snprintf(path, sizeof path, "%s/build.ninja", work);
+	snprintf(path, sizeof path, "%s/build0.ninja", work);
 	CHECK(access(path, R_OK) == 0);
 	kt_tune_result_free(&r);
 }

@@ -23,7 +23,7 @@ run() { # NAME TEMPLATE SHAPE TYPE STRATEGY BUDGET
 		--cache-dir "$out/cache" --record "$out/$name.csv" --quiet >"$out/$name.txt" 2>&1
 	line=$(grep ' evaluated in ' "$out/$name.txt")
 	status=$(grep '  status:' "$out/$name.txt" | sed 's/  status: //')
-	best=$(grep -- '<- chosen' "$out/$name.txt" | awk '{print $2 " us, " $4 " of floor"}')
+	best=$(grep -- '  chosen: ' "$out/$name.txt" | sed 's/.*, \([0-9.]* us\) (\(.*\))/\1, \2/')
 	printf '%-14s | %-24s | %s | %s | %s | %s\n' "$name" "$shape" "$(echo "$line" | sed 's/.*: //; s/, strategy.*//')" \
 		"$status" "$best" "$(sed 's/[()]//g; s/ shown.*//' "$out/$name.space.txt")"
 	grep '  time:' "$out/$name.txt" | sed "s/^ */    $name /"

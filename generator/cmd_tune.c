@@ -95,6 +95,12 @@ static void print_result(const kt_tmpl *t, const char *shape, const kt_tune_resu
 		kt_buf_free(&cfg);
 	}
 	double best = r->best >= 0 ? r->evals[r->best].median_us : 0;
+	if (best > 0) {
+		kt_buf cfg = {0};
+		kt_tmpl_format_config(t, r->evals[r->best].cfg, &cfg);
+		printf("  chosen: %s, %.2f us (%s of floor)\n", kt_buf_str(&cfg), best, pct(r->floor_us, best, p, sizeof p));
+		kt_buf_free(&cfg);
+	}
 	if (r->reference_us > 0)
 		printf("  reference: %.2f us (%s of floor)%s", r->reference_us, pct(r->floor_us, r->reference_us, p, sizeof p),
 		       best > 0 ? "" : "\n");

@@ -35,6 +35,7 @@ enum {
 };
 enum { FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 enum { ERROR_NO_DEVICE = 100 };
+enum { CTX_SCHED_BLOCKING_SYNC = 0x04 }; /* a waiting host thread sleeps: the cores compile */
 
 /* The driver entry points we use: the table drives resolution, the struct holds the results. */
 #define CU_FUNCS(X)                                                                                  \
@@ -47,6 +48,7 @@ enum { ERROR_NO_DEVICE = 100 };
 	X(cuDeviceTotalMem, "cuDeviceTotalMem_v2", (size_t *, CUdevice))                             \
 	X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (CUcontext *, CUdevice))             \
 	X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (CUdevice))                     \
+	X(cuDevicePrimaryCtxSetFlags, "cuDevicePrimaryCtxSetFlags_v2", (CUdevice, unsigned))         \
 	X(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext))                                           \
 	X(cuCtxSynchronize, "cuCtxSynchronize", (void))                                              \
 	X(cuModuleLoadData, "cuModuleLoadData", (CUmodule *, const void *))                          \
@@ -211,6 +213,7 @@ static kt_gpu *cu_open(int ordinal, kt_err *err)
 	cu_gpu *g = kt_xcalloc(1, sizeof *g);
 	g->base.ops = kt_gpu_cuda();
 	if (cu_check(cu.cuDeviceGet(&g->dev, ordinal), "cuDeviceGet", err) ||
+	    (cu.cuDevicePrimaryCtxSetFlags(g->dev, CTX_SCHED_BLOCKING_SYNC), 0) ||
 	    cu_check(cu.cuDevicePrimaryCtxRetain(&g->ctx, g->dev), "cuDevicePrimaryCtxRetain", err) ||
 	    cu_check(cu.cuCtxSetCurrent(g->ctx), "cuCtxSetCurrent", err)) {
 		free(g);

@@ -497,7 +497,39 @@ static int by_time(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void choose(tuner *tu, kt_err *err)
+/* Re-times candidates which[0..k) together, interleaved; their times go to med/spr (unchanged
+ * when the re-timing fails: the sweep's times stand). */
+static void retime(tuner *tu, const long *which, size_t k, double *med, double *spr)
+{
+	kt_tune_result *r = tu->r;
+	kt_buf cmd = {0};
+	kt_buf_printf(&cmd, "retime\t%d", RETIME_ROUNDS);
+	for (size_t i = 0; i < k; i++) {
+		kt_buf cfg = {0};
+		kt_tmpl_format_config(tu->t, r->evals[which[i]].cfg, &cfg);
+		kt_buf_printf(&cmd, "\t%s\t%s\t%s", tu->cubin_of[which[i]], tu->kernel_of[which[i]], kt_buf_str(&cfg));
+		kt_buf_free(&cfg);
+	}
+	kt_job j = {cmd.data, KT_OK, NULL, MEASURE_TIMEOUT_S};
+	kt_err e = {0};
+	if (kt_pool_run(tu->pool, &j, 1, &e) == 0 && j.status == KT_OK) {
+		const char *p = j.reply;
+		for (size_t i = 0; i < k && p; i++) {
+			char *end;
+			double m = strtod(p, &end), sp = strtod(end, &end);
+			if (m > 0)
+				med[i] = m, spr[i] = sp;
+			p = *end ? end + 1 : NULL;
+		}
+	}
+	kt_job_clear(&j);
+	kt_buf_free(&cmd);
+}
+
+/* The choice: the fastest few (and the default, when its sweep time is within the noise of the
+ * fastest) are re-timed together; among those within the noise of the fastest of them, the
+ * default, else the one closest to it.  The evals keep their sweep times. */
+static void choose(tuner *tu)
 {
 	kt_tune_result *r = tu->r;
 	long *ok = kt_xcalloc(r->nevals + 1, sizeof *ok);
@@ -513,44 +545,39 @@ static void choose(tuner *tu, kt_err *err)
 	sort_r = r;
 	qsort(ok, nok, sizeof *ok, by_time);
 	int top = tu->o->retime_top == 0 ? DEFAULT_RETIME_TOP : tu->o->retime_top;
-	size_t k = top < 0 ? 0 : (size_t)top < nok ? (size_t)top : nok;
-	if (k > 1) {
-		kt_buf cmd = {0};
-		kt_buf_printf(&cmd, "retime\t%d", RETIME_ROUNDS);
-		for (size_t i = 0; i < k; i++) {
-			kt_buf cfg = {0};
-			kt_tmpl_format_config(tu->t, r->evals[ok[i]].cfg, &cfg);
-			kt_buf_printf(&cmd, "\t%s\t%s\t%s", tu->cubin_of[ok[i]], tu->kernel_of[ok[i]], kt_buf_str(&cfg));
-			kt_buf_free(&cfg);
-		}
-		kt_job j = {cmd.data, KT_OK, NULL, MEASURE_TIMEOUT_S};
-		kt_err e = {0};
-		if (kt_pool_run(tu->pool, &j, 1, &e) == 0 && j.status == KT_OK) {
-			const char *p = j.reply;
-			for (size_t i = 0; i < k && p; i++) {
-				char *end;
-				double med = strtod(p, &end), spread = strtod(end, &end);
-				r->evals[ok[i]].median_us = med;
-				r->evals[ok[i]].spread_us = spread;
-				p = *end ? end + 1 : NULL;
-			}
-			qsort(ok, k, sizeof *ok, by_time);
-		}
-		kt_job_clear(&j);
-		kt_buf_free(&cmd);
+	size_t k = top < 1 ? 1 : (size_t)top < nok ? (size_t)top : nok;
+	long def = tu->def_idx >= 0 ? tu->ev_of[tu->def_idx] : -1;
+	if (def >= 0 && r->evals[def].status == KT_OK) {
+		const kt_eval *b = &r->evals[ok[0]], *d = &r->evals[def];
+		double noise = fmax(fmax(b->spread_us, d->spread_us), NOISE_FLOOR * b->median_us);
+		int in_top = 0;
+		for (size_t i = 0; i < k; i++)
+			in_top |= ok[i] == def;
+		if (!in_top && d->median_us - b->median_us <= noise)
+			ok[k++] = def; /* a slot beyond the top: ok has room for every passing eval */
 	}
-	/* Among those within the noise of the fastest: the default, else the closest to it. */
-	const kt_eval *b0 = &r->evals[ok[0]];
-	long best = ok[0];
-	for (size_t i = 1; i < (k > 1 ? k : 1); i++) {
-		const kt_eval *e = &r->evals[ok[i]];
-		double noise = fmax(fmax(b0->spread_us, e->spread_us), NOISE_FLOOR * b0->median_us);
-		if (e->median_us - b0->median_us <= noise && distance(tu->t, e->cfg) < distance(tu->t, r->evals[best].cfg))
-			best = ok[i];
+	double *med = kt_xcalloc(k, sizeof *med), *spr = kt_xcalloc(k, sizeof *spr);
+	for (size_t i = 0; i < k; i++) {
+		med[i] = r->evals[ok[i]].median_us;
+		spr[i] = r->evals[ok[i]].spread_us;
 	}
-	r->best = best;
+	if (k > 1)
+		retime(tu, ok, k, med, spr);
+	size_t fastest = 0;
+	for (size_t i = 1; i < k; i++)
+		if (med[i] < med[fastest])
+			fastest = i;
+	size_t best = fastest;
+	for (size_t i = 0; i < k; i++) {
+		double noise = fmax(fmax(spr[fastest], spr[i]), NOISE_FLOOR * med[fastest]);
+		if (i != best && med[i] - med[fastest] <= noise &&
+		    distance(tu->t, r->evals[ok[i]].cfg) < distance(tu->t, r->evals[ok[best]].cfg))
+			best = i;
+	}
+	r->best = ok[best];
+	free(med);
+	free(spr);
 	free(ok);
-	(void)err;
 }
 
 /* ---- setup --------------------------------------------------------------------------------------- */
@@ -811,7 +838,7 @@ int kt_tune(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, kt_tu
 		rc = pipeline(&tu, &a, &b, err);
 	if (rc == 0) {
 		double t0 = kt_now();
-		choose(&tu, err);
+		choose(&tu);
 		tu.st.retime_s = kt_now() - t0;
 		if (tu.def_idx >= 0 && tu.ev_of[tu.def_idx] >= 0 && out->evals[tu.ev_of[tu.def_idx]].status == KT_OK)
 			out->default_us = out->evals[tu.ev_of[tu.def_idx]].median_us;

@@ -24,7 +24,7 @@ planted)
 	grep -q '"BLOCK=128,ITEMS=1,MODE=wrong",check-failed' "$work/space.csv" || fail "wrong not rejected"
 	grep -q '"BLOCK=128,ITEMS=1,MODE=last",check-failed' "$work/space.csv" || fail "last element not checked"
 	[ "$(grep -c ',ok,' "$work/space.csv")" -eq 15 ] || fail "expected 15 passing configurations"
-	grep -q 'MODE=good  <- chosen' "$work/out.txt" || fail "no correct winner"
+	grep -q '  chosen: .*MODE=good, ' "$work/out.txt" || fail "no correct winner"
 	;;
 rmsnorm)
 	# A shipped template end to end: a budget of the default strategy, a winner faster than the reference.
@@ -33,7 +33,7 @@ rmsnorm)
 	rc=$?
 	cat "$work/out.txt"
 	[ $rc -eq 0 ] || fail "kt tune exited with $rc"
-	grep -q '<- chosen' "$work/out.txt" || fail "nothing chosen"
+	grep -q '  chosen: ' "$work/out.txt" || fail "nothing chosen"
 	grep -q 'tuned is .*x faster' "$work/out.txt" || fail "no comparison with the reference"
 	[ "$(grep -c ',ok,' "$work/space.csv")" -ge 30 ] || fail "fewer than 30 configurations passed"
 	grep -q 'bw_gbs' "$work/cache/gpu-ceilings.json" || fail "the bandwidth was not kept"

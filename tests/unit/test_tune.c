@@ -109,6 +109,41 @@ static void test_exhaustive(const kt_tmpl *t, const char *dir)
 	kt_tune_result_free(&r);
 }
 
+/* Every passing configuration takes the same time: the default is chosen. */
+static void test_prefer_default(const char *dir)
+{
+	kt_buf text = {0}, diags = {0};
+	kt_err err = {0};
+	char path[600];
+	snprintf(path, sizeof path, "%s/ties.cu.tmpl", dir);
+	if (kt_read_file(KT_FAKE_DIR "/scale.cu.tmpl", &text, &err))
+		return;
+	char *p = strstr(text.data, "// fake-best: BLOCK=256\n// fake-best: UNROLL=4\n");
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	memset(p, ' ', strlen("// fake-best: BLOCK=256\n// fake-best: UNROLL=4"));
+	kt_write_atomic(path, text.data, text.len, &err);
+	kt_tmpl *t = kt_tmpl_parse(path, NULL, &diags, &err);
+	CHECK(t != NULL);
+	kt_tune_opts o = fake_opts(NULL, NULL);
+	o.strategy = "exhaustive";
+	int64_t shape[1] = {4096};
+	kt_tune_result r;
+	CHECK_INT(t ? kt_tune(t, shape, &o, &r, &err) : -1, 0);
+	if (t && r.best >= 0) {
+		kt_buf cfg = {0};
+		kt_tmpl_format_config(t, r.evals[r.best].cfg, &cfg);
+		CHECK_STR(kt_buf_str(&cfg), "BLOCK=128,UNROLL=1,MODE=good");
+		kt_buf_free(&cfg);
+	}
+	if (t)
+		kt_tune_result_free(&r);
+	kt_tmpl_free(t);
+	kt_buf_free(&text);
+	kt_buf_free(&diags);
+}
+
 static void test_budget(const kt_tmpl *t)
 {
 	kt_tune_opts o = fake_opts(NULL, NULL);
@@ -212,6 +247,7 @@ int main(void)
 		test_no_gpu(t);
 		test_two_gpus(t);
 		test_robust(t);
+		test_prefer_default(dir);
 	}
 	test_progress();
 	kt_tmpl_free(t);

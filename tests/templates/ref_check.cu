@@ -419,7 +419,7 @@ static bool feasible(const std::vector<long long> &s)
 {
 	const long long cols = s[1], tpr = BLOCK / RPB, need = cdiv(cols, (long long)VEC * tpr);
 	(void)need; /* a register row longer than ITEMS vectors per thread reads its tail again */
-	return tpr >= 32 && cols % VEC == 0 && (!STORE_IS_smem || RPB * cols * 2 <= 49152);
+	return tpr >= 32 && cols % VEC == 0 && (!STORE_IS_smem || RPB * cols * 2 <= 232448);
 }
 static void run_case(const std::vector<long long> &s, const char *shape)
 {
@@ -442,6 +442,8 @@ static void run_case(const std::vector<long long> &s, const char *shape)
 			ref[(size_t)r * cols + i] = std::exp(x.get((size_t)r * cols + i) - m) / sum;
 	}
 	const size_t smem = STORE_IS_smem ? (size_t)RPB * cols * 2 : 0;
+	if (smem > 48 * 1024)
+		CK(cudaFuncSetAttribute(softmax, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
 	auto kern = [&](int c) { softmax<<<d3(cdiv(rows, RPB)), BLOCK, smem>>>(out.at(c), x.at(c), rows, cols); };
 	auto naive = [&](int c) { softmax_naive<<<rows, 256>>>(out.at(c), x.at(c), rows, cols); };
 	out.poison();

@@ -49,6 +49,18 @@ template <bool KtStream, typename KtE, int KtN> __device__ __forceinline__ kt_ve
 	return v;
 }
 
+// The same for memory that the kernel also writes (in-place kernels): a coherent load
+// (ld.global, or ld.global.cs when KtStream), never the read-only path, whose cache may keep a
+// line that this kernel has since overwritten.
+template <bool KtStream, typename KtE, int KtN> __device__ __forceinline__ kt_vec<KtE, KtN> kt_load_rw(const KtE *p)
+{
+	typedef typename kt_raw<sizeof(KtE) * KtN>::type R;
+	const R r = KtStream ? __ldcs(reinterpret_cast<const R *>(p)) : *reinterpret_cast<const R *>(p);
+	kt_vec<KtE, KtN> v;
+	*reinterpret_cast<R *>(&v) = r;
+	return v;
+}
+
 // Stores N elements at p.  KtStream: evict-first (st.global.cs), for data nobody reads back soon.
 template <bool KtStream, typename KtE, int KtN> __device__ __forceinline__ void kt_store(KtE *p, const kt_vec<KtE, KtN> &v)
 {

@@ -15,7 +15,7 @@
 #   --seconds S   tuning time per shape (default 60; three times that for gemm, whose variants
 #                 compile slowly, and for softmax and transpose, whose spaces are the largest)
 #   --only REGEX  only the lines of templates/shapes.txt that match (e.g. '^rmsnorm|^gemm')
-#   --out DIR     results (default: bench/out/<date>)
+#   --out DIR     results (default: <build>/roofline-<date>)
 #   --build DIR   kt's build directory (default: build/bench); configured and built if needed
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
 	*) echo "roofline.sh: unknown argument '$1' (see --help)" >&2; exit 1 ;;
 	esac
 done
-[ -n "$out" ] || out="$root/bench/out/$(date -u +%Y%m%d-%H%M%S)"
+[ -n "$out" ] || out="$build/roofline-$(date -u +%Y%m%d-%H%M%S)"
 mkdir -p "$out"
 
 if [ ! -x "$build/generator/kt" ]; then

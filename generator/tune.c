@@ -473,7 +473,11 @@ static int should_stop(const tuner *tu)
 	if (o->seconds > 0 && kt_now() - tu->start >= o->seconds)
 		return 1;
 	double near = o->near_floor == 0 ? DEFAULT_NEAR_FLOOR : o->near_floor;
-	return near > 0 && tu->r->floor_us > 0 && tu->best_us > 0 && tu->best_us <= tu->r->floor_us * (1 + near);
+	double floor = tu->r->floor_us;
+	/* A best time well under the floor means the floor is wrong (e.g. flops over the FMA rate
+	 * for a tensor-core kernel), so it says nothing about how close the search is: go on. */
+	return near > 0 && floor > 0 && tu->best_us > 0 && tu->best_us <= floor * (1 + near) &&
+	       tu->best_us >= floor * (1 - near);
 }
 
 /* ---- the end: re-time the top candidates together and choose ----------------------------------- */

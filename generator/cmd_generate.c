@@ -60,6 +60,7 @@ static void apply_environment(kt_generate_opts *o, const char *retune)
 	o->gpu = env_or(o->gpu, "KT_GPU");
 	o->retune = retune_pattern(retune);
 	o->require_hit = o->require_hit || env_true(getenv("KT_REQUIRE_CACHE_HIT"));
+	o->backend = env_or(NULL, "KT_TEST_GPU_BACKEND"); /* tests only: "fake" (tests/generate) */
 }
 
 static void print_note(void *ctx, const char *msg)

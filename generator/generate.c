@@ -146,22 +146,23 @@ static void cache_warning(void *ctx, const char *msg)
 	kt_buf_free(&b);
 }
 
-/* Opens the cache when keys can be made: the target GPU's identity comes from the records of
- * the GPU named by --gpu / KT_GPU (a machine without a GPU, e.g. CI).  No name: nothing to look up. */
-/* A GPU on this machine, with tuning allowed: its identity is the key's and a miss is tuned. */
+/* A GPU on this machine: its identity is the keys' whatever the options say.  Tuning a miss is
+ * allowed unless --no-tune or --require-hit (CI must not tune); read-only tunes but stores nothing. */
 static int local_gpu(gen *g)
 {
 	char why[256];
 	kt_gpu_info info;
 	kt_err e = {0};
-	if (g->o->no_tune || g->o->require_hit || kt_tune_gpus(NULL, why, sizeof why) <= 0 ||
-	    kt_tune_gpu_info(NULL, 0, &info, &e) != 0)
+	if (kt_tune_gpus(g->o->backend, why, sizeof why) <= 0 || kt_tune_gpu_info(g->o->backend, 0, &info, &e) != 0)
 		return 0;
 	g->gpu = info.id;
-	g->tune = 1;
+	g->tune = !g->o->no_tune && !g->o->require_hit;
 	return 1;
 }
 
+/* Opens the cache when keys can be made: with a GPU here, or with the target GPU named by --gpu /
+ * KT_GPU, whose identity comes from its records (a machine without a GPU, e.g. CI).  Neither:
+ * nothing to look up. */
 static int open_cache(gen *g, kt_err *err)
 {
 	const kt_generate_opts *o = g->o;
@@ -252,7 +253,7 @@ static int tuned_config(gen *g, int i, uint16_t *cfg, kt_err *err)
 	kt_progress_init(&pr, o->quiet ? NULL : stderr, kt_buf_str(&label));
 	kt_tune_opts to = {.nvcc = o->nvcc, .arch = o->arch ? atoi(o->arch) : 0, .flags = flags, .nflags = nflags,
 			   .types = o->types, .ntypes = o->ntypes, .cache_dir = kt_cache_dir(g->cache, KT_TIER_USER),
-			   .seed = 1, .progress = &pr};
+			   .seed = 1, .backend = o->backend, .progress = &pr};
 	kt_tune_result r;
 	kt_err te = {0};
 	int rc = 0;
@@ -307,7 +308,8 @@ static int choose_config(gen *g, int i, uint16_t *cfg, kt_err *err)
 	kt_tmpl_default_config(t, cfg);
 	g->origin[i] = "default";
 	if (!g->noted_default && !g->o->require_hit) {
-		note(g, "kt: %s: no GPU and no cached configuration: using the template defaults", g->o->name);
+		note(g, "kt: %s: %s and no cached configuration: using the template defaults", g->o->name,
+		     g->cache ? "tuning is off (--no-tune)" : "no GPU");
 		g->noted_default = 1;
 	}
 	return 0;

@@ -10,6 +10,10 @@
 
 #include "util.h"
 
+/* A GPU present on this machine always gives the keys their GPU identity (also with --no-tune and
+ * --require-hit, which only forbid tuning a miss); --gpu / KT_GPU names the target when none is.
+ */
+
 /* Every option of `kt generate`.  Strings are borrowed; NULL (or 0) means "not given". */
 typedef struct kt_generate_opts {
 	const char *template_path;
@@ -30,9 +34,10 @@ typedef struct kt_generate_opts {
 	const char *remote;          /* remote cache URL; else $KT_REMOTE_CACHE */
 	const char *gpu;             /* target GPU name when none is present; else $KT_GPU */
 	const char *retune;          /* NULL: use hits; "" or "*": re-tune all; else a name pattern */
-	int require_hit;             /* a cache miss is an error (CI) */
-	int read_only;               /* never write a cache tier */
+	int require_hit;             /* a cache miss is an error (CI); never tunes */
+	int read_only;               /* never write a cache tier; a miss is still tuned with a GPU, not stored */
 	int no_tune;                 /* never tune, even with a GPU */
+	const char *backend;         /* GPU backend (tune.h): NULL is "cuda"; "fake" for tests only */
 	int quiet;                   /* no notes */
 	void (*note)(void *ctx, const char *msg); /* notes for the user ("using the template defaults"); may be NULL */
 	void *note_ctx;

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""`kt generate` with a GPU present: the fake GPU backend (KT_TEST_GPU_BACKEND=fake) and the fake
+compiler (tests/unit/fake/fake_nvcc.py), on tests/unit/fake/scale.cu.tmpl (fastest: BLOCK=256,
+UNROLL=4; default BLOCK=128, UNROLL=1).
+
+  gpu_keys   the GPU here gives the keys: tune a miss, then --require-hit and --no-tune hit the
+             record; --require-hit on an empty cache names the key; --read-only tunes, stores nothing
+
+usage: generate_tests.py --kt KT --fake DIR CASE
+Python standard library only.
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+NVCC = """#!/bin/sh
+if [ "$1" = "--version" ]; then
+  echo 'nvcc: NVIDIA (R) Cuda compiler driver'
+  echo 'Cuda compilation tools, release 13.0, V13.0.88'
+  exit 0
+fi
+exec "{python}" "{fake}/fake_nvcc.py" "$@"
+"""
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Fail(what)
+
+
+class Env:
+    def __init__(self, args):
+        self.kt = args.kt
+        self.fake = os.path.abspath(args.fake)
+        self.template = os.path.join(self.fake, "scale.cu.tmpl")
+        self.root = tempfile.mkdtemp(prefix="kt-generate-test-")
+        self.cache = os.path.join(self.root, "cache")
+        self.nvcc = os.path.join(self.root, "nvcc")
+        with open(self.nvcc, "w") as f:
+            f.write(NVCC.format(python=sys.executable, fake=self.fake))
+        os.chmod(self.nvcc, 0o755)
+        self.runs = 0
+
+    def close(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def generate(self, shapes, *extra, rc=0, env=None):
+        """Runs kt generate into a fresh directory; returns (manifest or None, stderr)."""
+        self.runs += 1
+        out = os.path.join(self.root, "out%d" % self.runs)
+        argv = [self.kt, "generate", "--template", self.template, "--name", "scale", "--out", out,
+                "--nvcc", self.nvcc, "--cache-dir", self.cache]
+        for s in shapes:
+            argv += ["--shape", s]
+        argv += list(extra)
+        e = dict(os.environ, KT_TEST_GPU_BACKEND="fake", KT_FAKE_GPUS="1", KT_AGENT="off")
+        for k in ("KT_GPU", "KT_REQUIRE_CACHE_HIT", "KT_RETUNE", "KT_REMOTE_CACHE", "KT_CACHE_DIR"):
+            e.pop(k, None)
+        e.update(env or {})
+        p = subprocess.run(argv, env=e, capture_output=True, text=True, timeout=240)
+        if p.returncode != rc:
+            raise Fail("%s: exit %d, expected %d\n%s" % (" ".join(argv), p.returncode, rc, p.stderr))
+        if rc != 0:
+            return None, p.stderr
+        with open(os.path.join(out, "kt_scale.json")) as f:
+            return json.load(f), p.stderr
+
+    def records(self):
+        return sorted(glob.glob(os.path.join(self.cache, "v*", "*", "*.json")))
+
+
+def origins(manifest):
+    return [s["origin"] for s in manifest["shapes"]]
+
+
+def case_gpu_keys(env):
+    shape = ["n=4096"]
+    # --require-hit on an empty cache: the GPU here gives the key, which the error names.
+    _, err = env.generate(shape, "--require-hit", rc=1)
+    check("cache miss with --require-hit" in err and "key " in err and "no GPU identity" not in err,
+          "--require-hit with a GPU names the key: " + err)
+    # --no-tune: nothing cached, nothing tuned.
+    m, err = env.generate(shape, "--no-tune")
+    check(origins(m) == ["default"] and "tuning is off" in err, "--no-tune: %s %s" % (origins(m), err))
+    # --read-only: tuned, not stored.
+    m, _ = env.generate(shape, "--read-only", "--quiet")
+    check(origins(m) == ["tuned"] and not env.records(), "--read-only tunes and stores nothing")
+    # A miss is tuned and stored.
+    m, _ = env.generate(shape, "--quiet")
+    check(origins(m) == ["tuned"] and len(env.records()) == 1, "a miss is tuned and stored: %s" % origins(m))
+    tuned = m["shapes"][0]["config"]
+    check(tuned["BLOCK"] == 256 and tuned["UNROLL"] == 4, "the fastest configuration: %s" % tuned)
+    # The GPU's identity is read with --require-hit and --no-tune: both hit the record.
+    for flag in ("--require-hit", "--no-tune"):
+        m, _ = env.generate(shape, flag)
+        check(origins(m) == ["cache:user"] and m["shapes"][0]["config"] == tuned,
+              "%s hits the record: %s" % (flag, origins(m)))
+
+
+CASES = {"gpu_keys": case_gpu_keys}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kt", required=True)
+    ap.add_argument("--fake", required=True)
+    ap.add_argument("case", choices=sorted(CASES))
+    args = ap.parse_args()
+    env = Env(args)
+    try:
+        CASES[args.case](env)
+    except Fail as e:
+        print("FAIL %s: %s" % (args.case, e), file=sys.stderr)
+        return 1
+    finally:
+        env.close()
+    print("ok %s" % args.case)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -99,6 +99,12 @@ for that configure run (``KT_RETUNE=ON cmake -S . -B build``).
 ``KT_TUNE``
   ``ON`` (default): tune on a cache miss when a GPU is present.  ``OFF``: never tune; use the
   cached configurations, else the template's defaults (quick builds, tests).
+``KT_TUNE_BUDGET``
+  Evaluations per shape when a miss is tuned.  Empty (default): kt's default, 400; a negative
+  value tunes the whole space.
+``KT_TUNE_SECONDS``
+  Wall seconds per shape when a miss is tuned.  Empty (default): kt's default, 90; a negative
+  value sets no limit.
 ``KT_AGENT``
   The planner between tuning rounds, handed to kt in its environment: ``builtin`` (default, the
   deterministic planner), ``llm`` (an OpenAI-compatible agent, see kt's README) or ``off``.
@@ -150,6 +156,8 @@ set(KT_CACHE_DIR "" CACHE PATH "kt: the user's tuning cache directory (empty: kt
 set(KT_REMOTE_CACHE "" CACHE STRING "kt: URL of a remote HTTP tuning cache")
 option(KT_READ_ONLY "kt: never write to the tuning caches" ${_kt_read_only_default})
 option(KT_TUNE "kt: tune on a cache miss when a GPU is present (OFF: cached or default configurations)" ON)
+set(KT_TUNE_BUDGET "" CACHE STRING "kt: evaluations per shape when tuning a miss (empty: kt's default, 400)")
+set(KT_TUNE_SECONDS "" CACHE STRING "kt: seconds per shape when tuning a miss (empty: kt's default, 90)")
 set(KT_AGENT builtin CACHE STRING "kt: tuning planner: off, builtin or llm")
 set_property(CACHE KT_AGENT PROPERTY STRINGS off builtin llm)
 set(KT_EXECUTABLE "" CACHE FILEPATH "kt: the kt tool (empty: from find_package(kt) or built from source)")
@@ -320,7 +328,7 @@ function(_kt_option_args out)
       list(APPEND args ${flag})
     endif()
   endforeach()
-  foreach(pair "KT_GPU;--gpu" "KT_REMOTE_CACHE;--remote")
+  foreach(pair "KT_GPU;--gpu" "KT_REMOTE_CACHE;--remote" "KT_TUNE_BUDGET;--budget" "KT_TUNE_SECONDS;--seconds")
     list(GET pair 0 var)
     list(GET pair 1 flag)
     _kt_option(value ${var})

@@ -1,4 +1,5 @@
 /* cmd_generate.c - `kt generate`: options and environment to kt_generate_opts (see generate.h). */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +14,11 @@ static const char about[] =
 	"Emits the variants, the launcher kt_NAME(), its header, a manifest and a CMake list for a\n"
 	"kernel template, with one configuration per shape: from a cache, from tuning on this GPU,\n"
 	"or the template's defaults.\n"
-	"Environment: KT_CACHE_DIR, KT_REMOTE_CACHE, KT_GPU, KT_RETUNE, KT_REQUIRE_CACHE_HIT stand in\n"
-	"for the options of the same meaning when these are not given.";
+	"A miss is tuned within a budget (default 400 evaluations and 90 seconds per shape; a value\n"
+	"below 0 lifts the limit).\n"
+	"Environment: KT_CACHE_DIR, KT_REMOTE_CACHE, KT_GPU, KT_RETUNE, KT_REQUIRE_CACHE_HIT,\n"
+	"KT_TUNE_BUDGET, KT_TUNE_SECONDS, KT_TUNE_STRATEGY stand in for the options of the same\n"
+	"meaning when these are not given.";
 
 /* Truthy values of boolean environment variables (as CMake spells them, too). */
 static int env_true(const char *v)
@@ -52,6 +56,25 @@ static const char *retune_pattern(const char *given)
 	return env_true(v) ? "*" : v;
 }
 
+#define NOT_GIVEN LLONG_MIN
+
+/* A number option not given on the command line (NOT_GIVEN) from variable var, else 0 (the
+ * default); -1 naming the variable when its value is not an integer. */
+static int env_number(long long *v, const char *var, kt_err *err)
+{
+	const char *s = getenv(var);
+	int64_t n;
+	if (*v != NOT_GIVEN)
+		return 0;
+	*v = 0;
+	if (!s || !s[0])
+		return 0;
+	if (kt_parse_i64(s, strlen(s), &n) != 0)
+		return kt_fail(err, "%s='%s': expected an integer", var, s);
+	*v = n;
+	return 0;
+}
+
 /* Options not given on the command line come from the environment. */
 static void apply_environment(kt_generate_opts *o, const char *retune)
 {
@@ -61,6 +84,7 @@ static void apply_environment(kt_generate_opts *o, const char *retune)
 	o->retune = retune_pattern(retune);
 	o->require_hit = o->require_hit || env_true(getenv("KT_REQUIRE_CACHE_HIT"));
 	o->backend = env_or(NULL, "KT_TEST_GPU_BACKEND"); /* tests only: "fake" (tests/generate) */
+	o->strategy = env_or(o->strategy, "KT_TUNE_STRATEGY");
 }
 
 static void print_note(void *ctx, const char *msg)
@@ -74,6 +98,7 @@ int kt_cmd_generate(int argc, char **argv)
 	kt_generate_opts o = {.note = print_note};
 	kt_strlist shapes = {0}, types = {0}, configs = {0};
 	const char *retune = NULL;
+	long long budget = NOT_GIVEN, seconds = NOT_GIVEN;
 	const kt_opt opts[] = {
 		{"template", KT_OPT_STR, &o.template_path, "FILE", "the annotated kernel template (*.cu.tmpl)"},
 		{"name", KT_OPT_STR, &o.name, "NAME", "the launcher is kt_NAME (a C identifier)"},
@@ -91,6 +116,9 @@ int kt_cmd_generate(int argc, char **argv)
 		{"require-hit", KT_OPT_FLAG, &o.require_hit, NULL, "a cache miss is an error (for CI)"},
 		{"read-only", KT_OPT_FLAG, &o.read_only, NULL, "never write to a cache"},
 		{"no-tune", KT_OPT_FLAG, &o.no_tune, NULL, "never tune, even with a GPU"},
+		{"budget", KT_OPT_INT, &budget, "N", "evaluations per tuned shape (default 400; < 0: the whole space)"},
+		{"seconds", KT_OPT_INT, &seconds, "S", "wall seconds per tuned shape (default 90; < 0: no limit)"},
+		{"strategy", KT_OPT_STR, &o.strategy, "NAME", "search strategy when tuning (default auto)"},
 		{"quiet", KT_OPT_FLAG, &o.quiet, NULL, "no notes on stderr"},
 		{"config", KT_OPT_LIST, &configs, "I:P=V,...",
 		 "force shape I's configuration (0-based, in --shape order); for tests and hand-picking"},
@@ -117,6 +145,12 @@ int kt_cmd_generate(int argc, char **argv)
 	o.configs = configs.v;
 	o.nconfigs = configs.n;
 	apply_environment(&o, retune);
+	if (env_number(&budget, "KT_TUNE_BUDGET", &err) != 0 || env_number(&seconds, "KT_TUNE_SECONDS", &err) != 0) {
+		rc = kt_opt_fail("generate", NULL, &err);
+		goto out;
+	}
+	o.budget = (long)budget;
+	o.seconds = (double)seconds;
 	rc = kt_generate(&o, &diags, &err) == 0 ? KT_EXIT_OK : kt_opt_fail("generate", &diags, &err);
 out:
 	kt_buf_free(&diags);

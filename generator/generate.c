@@ -12,6 +12,7 @@
 
 #include "cache.h"
 #include "emit.h"
+#include "search.h"
 #include "space.h"
 #include "tmpl.h"
 #include "tune.h"
@@ -253,7 +254,9 @@ static int tuned_config(gen *g, int i, uint16_t *cfg, kt_err *err)
 	kt_progress_init(&pr, o->quiet ? NULL : stderr, kt_buf_str(&label));
 	kt_tune_opts to = {.nvcc = o->nvcc, .arch = o->arch ? atoi(o->arch) : 0, .flags = flags, .nflags = nflags,
 			   .types = o->types, .ntypes = o->ntypes, .cache_dir = kt_cache_dir(g->cache, KT_TIER_USER),
-			   .seed = 1, .backend = o->backend, .progress = &pr};
+			   .seed = 1, .backend = o->backend, .progress = &pr, .strategy = o->strategy,
+			   .budget = o->budget == 0 ? KT_GENERATE_BUDGET : o->budget,
+			   .seconds = o->seconds == 0 ? KT_GENERATE_SECONDS : o->seconds};
 	kt_tune_result r;
 	kt_err te = {0};
 	int rc = 0;
@@ -328,6 +331,13 @@ static int check_opts(const kt_generate_opts *o, kt_err *err)
 			       o->name);
 	if (!o->outdir || !o->outdir[0])
 		return kt_fail(err, "no output directory given (--out DIR)");
+	for (int i = 0; o->strategy && o->strategy[0] && strcmp(o->strategy, "auto"); i++) {
+		const char *name = kt_search_strategy_name(i);
+		if (!name)
+			return kt_fail(err, "--strategy '%s': not a search strategy (kt tune --help lists them)", o->strategy);
+		if (!strcmp(name, o->strategy))
+			break;
+	}
 	return 0;
 }
 

@@ -38,10 +38,18 @@ typedef struct kt_generate_opts {
 	int read_only;               /* never write a cache tier; a miss is still tuned with a GPU, not stored */
 	int no_tune;                 /* never tune, even with a GPU */
 	const char *backend;         /* GPU backend (tune.h): NULL is "cuda"; "fake" for tests only */
+	/* The budget of tuning one shape on a miss (tune.h): evaluations and wall seconds (0: the
+	 * defaults below; < 0: no limit), and the search strategy (NULL: auto). */
+	long budget;
+	double seconds;
+	const char *strategy;
 	int quiet;                   /* no notes */
 	void (*note)(void *ctx, const char *msg); /* notes for the user ("using the template defaults"); may be NULL */
 	void *note_ctx;
 } kt_generate_opts;
+
+#define KT_GENERATE_BUDGET 400   /* evaluations per shape when none is given */
+#define KT_GENERATE_SECONDS 90.0 /* seconds per shape when none are given */
 
 /* Runs the whole generation.  0 on success; -1 with err set.  Parser diagnostics are appended
  * to diags (file:line:col, the line, a caret) for the caller to print as they are. */

@@ -5,6 +5,7 @@ UNROLL=4; default BLOCK=128, UNROLL=1).
 
   gpu_keys   the GPU here gives the keys: tune a miss, then --require-hit and --no-tune hit the
              record; --require-hit on an empty cache names the key; --read-only tunes, stores nothing
+  budget     --budget/--seconds/--strategy and KT_TUNE_* bound the tuning of a miss
 
 usage: generate_tests.py --kt KT --fake DIR CASE
 Python standard library only.
@@ -95,8 +96,8 @@ def case_gpu_keys(env):
     m, _ = env.generate(shape, "--read-only", "--quiet")
     check(origins(m) == ["tuned"] and not env.records(), "--read-only tunes and stores nothing")
     # A miss is tuned and stored.
-    m, _ = env.generate(shape, "--quiet")
-    check(origins(m) == ["tuned"] and len(env.records()) == 1, "a miss is tuned and stored: %s" % origins(m))
+    m, err = env.generate(shape)
+    check(origins(m) == ["tuned"] and len(env.records()) == 1, "a miss is tuned and stored: %s %s" % (origins(m), err))
     tuned = m["shapes"][0]["config"]
     check(tuned["BLOCK"] == 256 and tuned["UNROLL"] == 4, "the fastest configuration: %s" % tuned)
     # The GPU's identity is read with --require-hit and --no-tune: both hit the record.
@@ -106,7 +107,35 @@ def case_gpu_keys(env):
               "%s hits the record: %s" % (flag, origins(m)))
 
 
-CASES = {"gpu_keys": case_gpu_keys}
+def record(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def case_budget(env):
+    # The default budget: 400 evaluations, 90 seconds (this space is smaller: all of it).
+    env.generate(["n=4096"], "--quiet")
+    (r,) = [record(p) for p in env.records()]
+    check(r["search"]["budget"] == 400, "default budget: %s" % r["search"])
+    # --budget and --strategy bound the search; the environment stands in when they are not given.
+    env.generate(["n=8192"], "--quiet", "--budget", "6", "--strategy", "random")
+    env.generate(["n=16384"], "--quiet", env={"KT_TUNE_BUDGET": "9", "KT_TUNE_STRATEGY": "random"})
+    env.generate(["n=32768"], "--quiet", "--budget", "5", env={"KT_TUNE_BUDGET": "9"})
+    got = {}
+    for p in env.records():
+        r = record(p)
+        got[r["shape"]] = (r["search"]["budget"], r["search"]["strategy"], len(r["evaluated"]))
+    for shape, budget in (("n=8192", 6), ("n=16384", 9), ("n=32768", 5)):
+        b, strategy, n = got[shape]
+        check(b == budget and n <= budget + 1, "%s: budget %s, %d evaluated: %s" % (shape, b, n, got))
+    check(got["n=8192"][1] == "random" and got["n=16384"][1] == "random", "the strategy: %s" % got)
+    _, err = env.generate(["n=4096"], "--strategy", "frob", rc=1)
+    check("--strategy 'frob': not a search strategy" in err, err)
+    _, err = env.generate(["n=4096"], rc=1, env={"KT_TUNE_SECONDS": "soon"})
+    check("KT_TUNE_SECONDS='soon': expected an integer" in err, err)
+
+
+CASES = {"gpu_keys": case_gpu_keys, "budget": case_budget}
 
 
 def main():

@@ -362,6 +362,16 @@ static int lookup_remote(kt_cache *c, const kt_key *k, const kt_tmpl *t, const i
 int kt_cache_lookup(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, uint16_t *cfg,
 		    kt_tier *tier)
 {
+	return kt_cache_lookup_result(c, k, t, shape, cfg, tier, NULL);
+}
+
+int kt_cache_lookup_result(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, uint16_t *cfg,
+			   kt_tier *tier, kt_tune_result *r)
+{
+	if (r) {
+		memset(r, 0, sizeof *r);
+		r->best = -1;
+	}
 	if (kt_cache_retune(c, t->kernel)) {
 		c->stats.retuned++;
 		return 0;
@@ -383,6 +393,11 @@ int kt_cache_lookup(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_
 		if (i != KT_TIER_USER)
 			copy_up(c, k, &text);
 	}
+	kt_record rec;
+	if (hit && r && kt_record_read(text.data, text.len, &rec, NULL) == 0) /* checked by the lookup */
+		kt_record_result(&rec, t, r);
+	if (hit && r)
+		kt_record_free(&rec);
 	kt_buf_free(&text);
 	return hit;
 }

@@ -65,6 +65,11 @@ int kt_cache_retune(const kt_cache *c, const char *kernel);
 int kt_cache_lookup(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, uint16_t *cfg,
 		    kt_tier *tier);
 
+/* kt_cache_lookup, and on a hit also the record's evaluations as a tuning result in r
+ * (kt_record_result; release with kt_tune_result_free).  On a miss r is empty (best -1). */
+int kt_cache_lookup_result(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, uint16_t *cfg,
+			   kt_tier *tier, kt_tune_result *r);
+
 /* Stores the result of tuning k in the user tier and the remote (a remote failure is a warning).
  * Read-only: stores nothing and returns 0. */
 int kt_cache_store(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,

@@ -27,6 +27,7 @@ typedef struct gen {
 	int *is_forced;       /* per shape */
 	const char **origin;  /* per shape: "default", "cache:<tier>", "tuned", "forced" */
 	char **key;           /* per shape: the cache key, or NULL */
+	kt_tune_result *res;  /* per shape: the evaluations, tuned or from the record of a hit (else empty) */
 	int noted_default;    /* the "using the template defaults" note was given */
 	kt_cache *cache;      /* open when a GPU identity is known (keys can be made); else NULL */
 	kt_gpu_id gpu;        /* the target GPU's identity, a key field */
@@ -83,6 +84,9 @@ static int parse_shapes(gen *g, kt_err *err)
 	g->is_forced = kt_xcalloc((size_t)g->n + 1, sizeof *g->is_forced);
 	g->origin = kt_xcalloc((size_t)g->n + 1, sizeof *g->origin);
 	g->key = kt_xcalloc((size_t)g->n + 1, sizeof *g->key);
+	g->res = kt_xcalloc((size_t)g->n + 1, sizeof *g->res);
+	for (int i = 0; i < g->n; i++)
+		g->res[i].best = -1;
 	for (int i = 0; i < g->o->nshapes; i++) {
 		kt_err e = {0};
 		if (kt_tmpl_parse_shape(t, g->o->shapes[i], shape_at(g, i), &e) != 0)
@@ -199,7 +203,8 @@ static int make_key(gen *g, int i, kt_key *k, kt_err *err)
 	return kt_key_make(&in, k, err);
 }
 
-/* Looks shape i up and sets g->key[i].  1 on a hit (cfg and g->origin[i] filled), 0 on a miss. */
+/* Looks shape i up and sets g->key[i].  1 on a hit (cfg, g->origin[i] and the record's evaluations
+ * in g->res[i] filled), 0 on a miss. */
 static int cached_config(gen *g, int i, uint16_t *cfg, kt_err *err)
 {
 	kt_key k = {0};
@@ -207,7 +212,7 @@ static int cached_config(gen *g, int i, uint16_t *cfg, kt_err *err)
 		return -1;
 	g->key[i] = kt_xstrdup(k.hex);
 	kt_tier tier;
-	int hit = kt_cache_lookup(g->cache, &k, g->t, shape_at(g, i), cfg, &tier);
+	int hit = kt_cache_lookup_result(g->cache, &k, g->t, shape_at(g, i), cfg, &tier, &g->res[i]);
 	if (hit)
 		g->origin[i] = cache_origin[tier];
 	kt_key_free(&k);
@@ -275,6 +280,8 @@ static int tuned_config(gen *g, int i, uint16_t *cfg, kt_err *err)
 		if (rc == 0) {
 			memcpy(cfg, r.evals[r.best].cfg, (size_t)g->t->nparams * sizeof *cfg);
 			g->origin[i] = "tuned";
+			g->res[i] = r; /* kept for the robust fallback */
+			memset(&r, 0, sizeof r);
 			rc = 1;
 		}
 		kt_key_free(&k);
@@ -341,12 +348,33 @@ static int check_opts(const kt_generate_opts *o, kt_err *err)
 	return 0;
 }
 
+/* The fallback of the launcher (runtime shapes that no tuned shape fits): the configuration with
+ * the smallest worst-case slowdown over the shapes with evaluations (tuned, or the records of
+ * hits: the same either way), feasible at every shape; else NULL, the template default. */
+static const uint16_t *robust_fallback(gen *g, uint16_t *cfg)
+{
+	const kt_tune_result **rs = kt_xcalloc((size_t)g->n + 1, sizeof *rs);
+	size_t n = 0;
+	double worst;
+	for (int i = 0; i < g->n; i++)
+		if (g->res[i].nevals > 0 && g->res[i].best >= 0)
+			rs[n++] = &g->res[i];
+	int ok = n > 0 && kt_tune_robust(g->t, rs, n, cfg, &worst) == 0;
+	for (int i = 0; ok && i < g->n; i++)
+		ok = kt_space_feasible(g->t, shape_at(g, i), cfg);
+	free(rs);
+	return ok ? cfg : NULL;
+}
+
 static int emit_all(gen *g, kt_err *err)
 {
 	kt_choice *ch = kt_xcalloc((size_t)g->n + 1, sizeof *ch);
 	for (int i = 0; i < g->n; i++)
 		ch[i] = (kt_choice){shape_at(g, i), cfg_at(g->cfgs, g, i), g->origin[i], g->key[i]};
-	kt_emit_opts eo = {.name = g->o->name, .outdir = g->o->outdir, .nchoices = g->n, .choices = ch};
+	uint16_t robust[KT_MAX_SLOTS];
+	const uint16_t *fb = robust_fallback(g, robust);
+	kt_emit_opts eo = {.name = g->o->name, .outdir = g->o->outdir, .nchoices = g->n, .choices = ch,
+			   .fallback = fb, .fallback_origin = fb ? "robust" : "default"};
 	int rc = kt_emit(g->t, &eo, err);
 	free(ch);
 	return rc;
@@ -354,9 +382,12 @@ static int emit_all(gen *g, kt_err *err)
 
 static void gen_free(gen *g)
 {
-	for (int i = 0; i < g->n; i++)
+	for (int i = 0; i < g->n; i++) {
 		free(g->key[i]);
+		kt_tune_result_free(&g->res[i]);
+	}
 	free(g->key);
+	free(g->res);
 	free(g->origin);
 	free(g->is_forced);
 	free(g->forced);

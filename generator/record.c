@@ -433,6 +433,59 @@ int kt_record_gpu_read(const char *text, size_t len, const char *name, kt_gpu_id
 	return rc;
 }
 
+static kt_status status_of(const char *name)
+{
+	for (int i = 0; name && i < KT_NSTATUS; i++)
+		if (!strcmp(name, kt_status_names[i]))
+			return (kt_status)i;
+	return KT_CHECK_FAILED; /* an unknown status never counts as passed */
+}
+
+void kt_record_result(const kt_record *r, const kt_tmpl *t, kt_tune_result *out)
+{
+	memset(out, 0, sizeof *out);
+	out->nparams = t->nparams;
+	out->best = -1;
+	const cJSON *doc = r->doc, *search = cJSON_GetObjectItemCaseSensitive(doc, "search");
+	const cJSON *roof = cJSON_GetObjectItemCaseSensitive(doc, "roofline");
+	const cJSON *evals = cJSON_GetObjectItemCaseSensitive(doc, "evaluated"), *it;
+	const char *s;
+	out->floor_us = num_item(roof, "floor_us", 0);
+	out->bw_gbs = num_item(roof, "bw_gbs", 0);
+	out->flops_rate = num_item(roof, "flops_rate", 0);
+	snprintf(out->strategy, sizeof out->strategy, "%s", (s = str_item(search, "strategy")) ? s : "");
+	out->seed = (s = str_item(search, "seed")) ? strtoull(s, NULL, 10) : 0;
+	out->budget = (long)num_item(search, "budget", 0);
+	out->seconds = num_item(search, "seconds", 0);
+	snprintf(out->driver, sizeof out->driver, "%s", (s = str_item(doc, "driver")) ? s : "");
+	snprintf(out->runtime, sizeof out->runtime, "%s", (s = str_item(doc, "runtime")) ? s : "");
+	size_t np = (size_t)(t->nparams ? t->nparams : 1);
+	uint16_t *chosen = kt_xcalloc(np, sizeof *chosen);
+	int have_chosen = read_config(cJSON_GetObjectItemCaseSensitive(doc, "config"), t, chosen, NULL) == 0;
+	out->evals = kt_xcalloc((size_t)cJSON_GetArraySize(evals) + 1, sizeof *out->evals);
+	cJSON_ArrayForEach(it, evals)
+	{
+		kt_eval *e = &out->evals[out->nevals];
+		e->cfg = kt_xcalloc(np, sizeof *e->cfg);
+		if (read_config(cJSON_GetObjectItemCaseSensitive(it, "config"), t, e->cfg, NULL) != 0) {
+			free(e->cfg);
+			e->cfg = NULL;
+			continue;
+		}
+		e->status = status_of(str_item(it, "status"));
+		e->median_us = e->status == KT_OK ? num_item(it, "time_us", 0) : 0;
+		e->spread_us = e->status == KT_OK ? num_item(it, "spread_us", 0) : 0;
+		e->regs = (int)num_item(it, "regs", -1);
+		e->smem_static = (int)num_item(it, "smem_static", -1);
+		e->local_bytes = (int)num_item(it, "local_bytes", -1);
+		e->msg = (s = str_item(it, "msg")) ? kt_xstrdup(s) : NULL;
+		if (have_chosen && out->best < 0 && !memcmp(e->cfg, chosen, (size_t)t->nparams * sizeof *chosen))
+			out->best = (long)out->nevals;
+		out->nevals++;
+	}
+	free(chosen);
+}
+
 void kt_record_config_text(const kt_record *r, kt_buf *out)
 {
 	const cJSON *it, *conf = cJSON_GetObjectItemCaseSensitive(r->doc, "config");

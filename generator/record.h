@@ -50,6 +50,14 @@ int kt_record_read(const char *text, size_t len, kt_record *out, kt_err *err);
 int kt_record_match(const kt_record *r, const kt_key *expect, const kt_tmpl *t, const int64_t *shape,
 		    uint16_t *cfg, kt_err *err);
 
+/* The stored evaluations as a tuning result in t's value indices (released with
+ * kt_tune_result_free): each "evaluated" entry with its status, time, spread and resources, in
+ * the stored order, and best at the entry of the record's configuration (-1 when none is).  An
+ * entry whose configuration t cannot express is skipped.  Call after kt_record_match.  The
+ * same as the result that was stored, so what is computed from it (the robust fallback) does
+ * not depend on whether a shape was just tuned or came from the cache. */
+void kt_record_result(const kt_record *r, const kt_tmpl *t, kt_tune_result *out);
+
 /* The chosen configuration as "BLOCK=256,VEC=8,ALGO=onepass" (appended to out). */
 void kt_record_config_text(const kt_record *r, kt_buf *out);
 

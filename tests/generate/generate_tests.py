@@ -6,6 +6,8 @@ UNROLL=4; default BLOCK=128, UNROLL=1).
   gpu_keys   the GPU here gives the keys: tune a miss, then --require-hit and --no-tune hit the
              record; --require-hit on an empty cache names the key; --read-only tunes, stores nothing
   budget     --budget/--seconds/--strategy and KT_TUNE_* bound the tuning of a miss
+  robust     the launcher's fallback is the most robust configuration over the tuned shapes, the
+             same when the shapes were just tuned and when they come from the records
 
 usage: generate_tests.py --kt KT --fake DIR CASE
 Python standard library only.
@@ -135,7 +137,41 @@ def case_budget(env):
     check("KT_TUNE_SECONDS='soon': expected an integer" in err, err)
 
 
-CASES = {"gpu_keys": case_gpu_keys, "budget": case_budget}
+def fallback(env, manifest):
+    """The manifest's fallback, and the dispatcher's line for it."""
+    out = os.path.join(env.root, "out%d" % env.runs)
+    with open(os.path.join(out, "kt_scale.cu")) as f:
+        line = [l for l in f.read().splitlines() if "kt_fallback =" in l]
+    return manifest["fallback"], line
+
+
+def case_robust(env):
+    shapes = ["n=4096", "n=8192"]
+    # No evaluations anywhere: the template default.
+    m, _ = env.generate(shapes, "--no-tune")
+    fb, _ = fallback(env, m)
+    check(fb["origin"] == "default" and fb["config"] == {"BLOCK": 128, "UNROLL": 1, "MODE": "good"},
+          "no evaluations: the default fallback: %s" % fb)
+    # Both shapes tuned: the most robust configuration across them.
+    m, _ = env.generate(shapes, "--quiet")
+    check(origins(m) == ["tuned", "tuned"], "tuned: %s" % origins(m))
+    tuned_fb, tuned_line = fallback(env, m)
+    check(tuned_fb["origin"] == "robust" and tuned_fb["config"] != {"BLOCK": 128, "UNROLL": 1, "MODE": "good"},
+          "the robust fallback differs from the default: %s" % tuned_fb)
+    check(tuned_fb["config"]["MODE"] == "good", "a failing configuration is never robust: %s" % tuned_fb)
+    # Rebuilt from the records (as CI does): the same fallback, the same dispatcher line.
+    m, _ = env.generate(shapes, "--require-hit")
+    check(origins(m) == ["cache:user", "cache:user"], "hits: %s" % origins(m))
+    hit_fb, hit_line = fallback(env, m)
+    check(hit_fb == tuned_fb and hit_line == tuned_line and hit_line,
+          "the same fallback from hits: %s %s vs %s %s" % (hit_fb, hit_line, tuned_fb, tuned_line))
+    # A forced shape has no evaluations; the other shape's record still gives the fallback.
+    m, _ = env.generate(shapes, "--require-hit", "--config", "0:BLOCK=64,UNROLL=1,MODE=good")
+    fb, _ = fallback(env, m)
+    check(fb["origin"] == "robust", "a forced shape and a hit: %s" % fb)
+
+
+CASES = {"gpu_keys": case_gpu_keys, "budget": case_budget, "robust": case_robust}
 
 
 def main():

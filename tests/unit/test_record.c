@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "record.h"
+#include "tune.h"
 #include "space.h"
 
 static const char src[] =
@@ -322,6 +323,57 @@ static void test_mutations(void)
 	kt_tune_result_free(&r);
 }
 
+/* The stored evaluations come back as the result that was stored: statuses, times, the chosen
+ * entry, the search; so the robust fallback computed from them is the same. */
+static void test_result(void)
+{
+	kt_tune_result r, back;
+	make_result(&r);
+	kt_key k = {0};
+	make_key(&k, "-O3");
+	kt_err err = {0};
+	char *text = kt_record_json(&k, t, shape, &gpu, &r, &err);
+	kt_record rec;
+	uint16_t cfg[8] = {0};
+	CHECK(text && kt_record_read(text, strlen(text), &rec, &err) == 0);
+	CHECK(kt_record_match(&rec, &k, t, shape, cfg, &err) == 0);
+	kt_record_result(&rec, t, &back);
+	CHECK_INT((long)back.nevals, (long)r.nevals);
+	CHECK_INT(back.best, r.best);
+	for (size_t i = 0; i < back.nevals && i < r.nevals; i++) {
+		CHECK(!memcmp(back.evals[i].cfg, r.evals[i].cfg, (size_t)t->nparams * sizeof *cfg));
+		CHECK_INT(back.evals[i].status, r.evals[i].status);
+		CHECK(back.evals[i].median_us == r.evals[i].median_us);
+		CHECK_INT(back.evals[i].regs, r.evals[i].regs);
+	}
+	CHECK_STR(back.evals[2].msg, "out[7]: 1.5 vs 1.25");
+	CHECK_STR(back.strategy, "exhaustive");
+	CHECK(back.seed == r.seed && back.budget == 100 && back.floor_us == 2.5);
+	uint16_t a[8] = {0}, b[8] = {0};
+	double wa = 0, wb = 0;
+	const kt_tune_result *ra = &r, *rb = &back;
+	CHECK(kt_tune_robust(t, &ra, 1, a, &wa) == 0 && kt_tune_robust(t, &rb, 1, b, &wb) == 0);
+	CHECK(!memcmp(a, b, (size_t)t->nparams * sizeof *a) && wa == wb);
+	kt_record_free(&rec);
+	/* An entry that the template cannot express (a round's extended value) is skipped. */
+	cJSON *doc = cJSON_Parse(text);
+	cJSON *e0 = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "evaluated"), 0);
+	cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(e0, "config"), "BLOCK"), 4096);
+	char *edit = cJSON_Print(doc);
+	CHECK(kt_record_read(edit, strlen(edit), &rec, &err) == 0);
+	kt_tune_result_free(&back);
+	kt_record_result(&rec, t, &back);
+	CHECK_INT((long)back.nevals, (long)r.nevals - 1);
+	CHECK_INT(back.best, r.best - 1);
+	kt_record_free(&rec);
+	kt_tune_result_free(&back);
+	free(edit);
+	cJSON_Delete(doc);
+	free(text);
+	kt_key_free(&k);
+	kt_tune_result_free(&r);
+}
+
 int main(void)
 {
 	kt_buf diags = {0};
@@ -335,6 +387,7 @@ int main(void)
 	test_field_mismatch();
 	test_gpu_doc();
 	test_mutations();
+	test_result();
 	kt_tmpl_free(t);
 	kt_buf_free(&diags);
 	return check_done();

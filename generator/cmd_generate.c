@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "agent.h"
 #include "cmd.h"
 #include "generate.h"
 #include "opt.h"
@@ -14,11 +15,12 @@ static const char about[] =
 	"Emits the variants, the launcher kt_NAME(), its header, a manifest and a CMake list for a\n"
 	"kernel template, with one configuration per shape: from a cache, from tuning on this GPU,\n"
 	"or the template's defaults.\n"
-	"A miss is tuned within a budget (default 400 evaluations and 90 seconds per shape; a value\n"
-	"below 0 lifts the limit).\n"
+	"A miss is tuned within a budget (default 400 evaluations and 90 seconds per shape and tuning\n"
+	"round; a value below 0 lifts the limit).\n"
 	"Environment: KT_CACHE_DIR, KT_REMOTE_CACHE, KT_GPU, KT_RETUNE, KT_REQUIRE_CACHE_HIT,\n"
 	"KT_TUNE_BUDGET, KT_TUNE_SECONDS, KT_TUNE_STRATEGY stand in for the options of the same\n"
-	"meaning when these are not given.";
+	"meaning when these are not given.  KT_AGENT (off, builtin: the default, llm) chooses the\n"
+	"planner between tuning rounds of a miss, KT_AGENT_ROUNDS their number (default 2).";
 
 /* Truthy values of boolean environment variables (as CMake spells them, too). */
 static int env_true(const char *v)
@@ -149,6 +151,14 @@ int kt_cmd_generate(int argc, char **argv)
 		rc = kt_opt_fail("generate", NULL, &err);
 		goto out;
 	}
+	kt_agent_cfg agent;
+	if (kt_agent_cfg_from_env(&agent, &err) != 0) {
+		rc = kt_opt_fail("generate", NULL, &err);
+		goto out;
+	}
+	const char *rounds = getenv("KT_AGENT_ROUNDS");
+	o.agent = &agent;
+	o.agent_rounds = rounds && rounds[0] ? agent.rounds : 0; /* 0: generate's default */
 	o.budget = (long)budget;
 	o.seconds = (double)seconds;
 	rc = kt_generate(&o, &diags, &err) == 0 ? KT_EXIT_OK : kt_opt_fail("generate", &diags, &err);

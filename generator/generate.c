@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent.h"
 #include "cache.h"
 #include "emit.h"
+#include "rounds.h"
 #include "search.h"
 #include "space.h"
 #include "tmpl.h"
@@ -31,6 +33,9 @@ typedef struct gen {
 	int noted_default;    /* the "using the template defaults" note was given */
 	kt_cache *cache;      /* open when a GPU identity is known (keys can be made); else NULL */
 	kt_gpu_id gpu;        /* the target GPU's identity, a key field */
+	kt_gpu_info info;     /* the GPU here, when there is one (the planner's target) */
+	kt_llm *llm;          /* KT_AGENT=llm: the model, made at the first miss; NULL when it cannot be */
+	int llm_tried;
 	int tune;             /* a GPU is here and tuning is allowed: a miss is tuned (tune.h) */
 	kt_buf compiler;      /* the compiler's identity, a key field */
 	kt_buf missing;       /* --require-hit: one line per shape that missed */
@@ -161,6 +166,7 @@ static int local_gpu(gen *g)
 	if (kt_tune_gpus(g->o->backend, why, sizeof why) <= 0 || kt_tune_gpu_info(g->o->backend, 0, &info, &e) != 0)
 		return 0;
 	g->gpu = info.id;
+	g->info = info;
 	g->tune = !g->o->no_tune && !g->o->require_hit;
 	return 1;
 }
@@ -242,6 +248,48 @@ static int report_missing(gen *g, kt_err *err)
 
 /* ---- tuning on a miss ------------------------------------------------------------------ */
 
+/* The model of KT_AGENT=llm, made once; without one (no endpoint) the rounds use the built-in
+ * planner and say so in their notes. */
+static kt_llm *model(gen *g)
+{
+	kt_llm_config lc;
+	kt_err e = {0};
+	if (!g->llm_tried && (kt_llm_config_from_env(&lc, &e) != 0 || !(g->llm = kt_llm_new(&lc, &e))))
+		note(g, "kt: warning: %s: KT_AGENT=llm, but no model: %s; the built-in planner plans", g->o->name, e.msg);
+	g->llm_tried = 1;
+	return g->llm;
+}
+
+/* Tunes shape i into r: one kt_tune with KT_AGENT=off, else bounded rounds of tune -> plan ->
+ * apply -> re-tune (rounds.h), whose choice must be one the template g->t can express (its
+ * evaluations in g->t's indices, kt_rounds_result) and whose history is appended to history.
+ * 0 with r filled (r->best -1 when nothing passed); -1 with err when tuning could not run. */
+static int tune_shape(gen *g, int i, const kt_tune_opts *to, kt_tune_result *r, kt_buf *history, kt_err *err)
+{
+	const kt_agent_cfg *ac = g->o->agent;
+	if (!ac || ac->mode == KT_AGENT_OFF)
+		return kt_tune(g->t, shape_at(g, i), to, r, err);
+	kt_llm *llm = ac->mode == KT_AGENT_LLM ? model(g) : NULL;
+	kt_agent_target target;
+	kt_agent_target_from_info(&g->info, &target);
+	kt_rounds rs;
+	int n = g->o->agent_rounds > 0 ? g->o->agent_rounds : KT_GENERATE_ROUNDS;
+	if (kt_rounds_run(g->t, shape_at(g, i), to, ac, llm, &target, n, &rs, err) != 0) {
+		kt_rounds_free(&rs);
+		return -1;
+	}
+	uint16_t cfg[KT_MAX_SLOTS];
+	kt_buf why = {0};
+	int k = kt_rounds_choose(&rs, g->t, cfg, &why);
+	kt_rounds_result(&rs, g->t, k, cfg, r);
+	kt_rounds_json(&rs, history);
+	if (why.len)
+		note(g, "kt: %s: %s", g->o->name, kt_buf_str(&why));
+	kt_buf_free(&why);
+	kt_rounds_free(&rs);
+	return 0;
+}
+
 /* Tunes shape i on this machine's GPU, stores the record and takes its choice.  1 when tuned;
  * 0 when tuning could not run or nothing passed (a note; the default is used); -1 on error. */
 static int tuned_config(gen *g, int i, uint16_t *cfg, kt_err *err)
@@ -264,8 +312,9 @@ static int tuned_config(gen *g, int i, uint16_t *cfg, kt_err *err)
 			   .seconds = o->seconds == 0 ? KT_GENERATE_SECONDS : o->seconds};
 	kt_tune_result r;
 	kt_err te = {0};
+	kt_buf history = {0};
 	int rc = 0;
-	if (kt_tune(g->t, shape_at(g, i), &to, &r, &te) != 0) {
+	if (tune_shape(g, i, &to, &r, &history, &te) != 0) {
 		note(g, "kt: %s: tuning %s failed: %s; using the template defaults", o->name, kt_buf_str(&label), te.msg);
 		g->noted_default = 1;
 	} else if (r.best < 0) {
@@ -275,7 +324,8 @@ static int tuned_config(gen *g, int i, uint16_t *cfg, kt_err *err)
 	} else {
 		kt_key k = {0};
 		rc = make_key(g, i, &k, err);
-		if (rc == 0 && kt_cache_store(g->cache, &k, g->t, shape_at(g, i), &g->gpu, &r, &te) != 0)
+		if (rc == 0 && kt_cache_store_rounds(g->cache, &k, g->t, shape_at(g, i), &g->gpu, &r,
+						     history.len ? kt_buf_str(&history) : NULL, &te) != 0)
 			note(g, "kt: warning: %s: the tuned record was not stored: %s", o->name, te.msg);
 		if (rc == 0) {
 			memcpy(cfg, r.evals[r.best].cfg, (size_t)g->t->nparams * sizeof *cfg);
@@ -287,6 +337,7 @@ static int tuned_config(gen *g, int i, uint16_t *cfg, kt_err *err)
 		kt_key_free(&k);
 	}
 	kt_tune_result_free(&r);
+	kt_buf_free(&history);
 	kt_buf_free(&label);
 	free(flags);
 	free(words);
@@ -394,6 +445,7 @@ static void gen_free(gen *g)
 	free(g->cfgs);
 	free(g->shapes);
 	kt_tmpl_free(g->t);
+	kt_llm_free(g->llm);
 	kt_cache_close(g->cache, NULL); /* statistics are best effort: a failure to count fails nothing */
 	kt_buf_free(&g->compiler);
 	kt_buf_free(&g->missing);

@@ -10,6 +10,8 @@
 
 #include "util.h"
 
+struct kt_agent_cfg;
+
 /* A GPU present on this machine always gives the keys their GPU identity (also with --no-tune and
  * --require-hit, which only forbid tuning a miss); --gpu / KT_GPU names the target when none is.
  */
@@ -38,11 +40,17 @@ typedef struct kt_generate_opts {
 	int read_only;               /* never write a cache tier; a miss is still tuned with a GPU, not stored */
 	int no_tune;                 /* never tune, even with a GPU */
 	const char *backend;         /* GPU backend (tune.h): NULL is "cuda"; "fake" for tests only */
-	/* The budget of tuning one shape on a miss (tune.h): evaluations and wall seconds (0: the
-	 * defaults below; < 0: no limit), and the search strategy (NULL: auto). */
+	/* The budget of one tuning round of a shape on a miss (tune.h): evaluations and wall seconds
+	 * (0: the defaults below; < 0: no limit), and the search strategy (NULL: auto).  With a
+	 * planner a shape takes at most agent_rounds such rounds. */
 	long budget;
 	double seconds;
 	const char *strategy;
+	/* The planner between tuning rounds (agent.h; KT_AGENT): off or NULL tunes a miss once; builtin
+	 * or llm runs at most agent_rounds rounds of tune -> plan -> apply -> re-tune (rounds.h; 0:
+	 * KT_GENERATE_ROUNDS) and keeps their history in the record.  A hit never calls the planner. */
+	const struct kt_agent_cfg *agent;
+	int agent_rounds;
 	int quiet;                   /* no notes */
 	void (*note)(void *ctx, const char *msg); /* notes for the user ("using the template defaults"); may be NULL */
 	void *note_ctx;
@@ -50,6 +58,7 @@ typedef struct kt_generate_opts {
 
 #define KT_GENERATE_BUDGET 400   /* evaluations per shape when none is given */
 #define KT_GENERATE_SECONDS 90.0 /* seconds per shape when none are given */
+#define KT_GENERATE_ROUNDS 2     /* tuning rounds per shape with a planner, when none are given */
 
 /* Runs the whole generation.  0 on success; -1 with err set.  Parser diagnostics are appended
  * to diags (file:line:col, the line, a caret) for the caller to print as they are. */

@@ -147,6 +147,12 @@ static void add_date(cJSON *doc)
 char *kt_record_json(const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
 		     const kt_tune_result *r, kt_err *err)
 {
+	return kt_record_json_rounds(k, t, shape, gpu, r, NULL, err);
+}
+
+char *kt_record_json_rounds(const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
+			    const kt_tune_result *r, const char *rounds, kt_err *err)
+{
 	(void)gpu; /* the GPU identity is part of the key fields */
 	if (r->best < 0 || (size_t)r->best >= r->nevals)
 		return kt_fail(err, "%s: no configuration passed; nothing to store", t->kernel), NULL;
@@ -167,6 +173,13 @@ char *kt_record_json(const kt_key *k, const kt_tmpl *t, const int64_t *shape, co
 	add_roofline(doc, t, shape, r, best);
 	add_search(doc, r);
 	cJSON_AddItemToObject(doc, "evaluated", evals_json(t, r));
+	cJSON *history = rounds ? cJSON_Parse(rounds) : NULL;
+	if (rounds && !history) {
+		cJSON_Delete(doc);
+		return kt_fail_internal(err, "%s: the rounds' history is not JSON", t->kernel), NULL;
+	}
+	if (history)
+		cJSON_AddItemToObject(doc, "rounds", history);
 	cJSON_AddStringToObject(doc, "tool", "kt " KT_VERSION);
 	cJSON_AddStringToObject(doc, "driver", r->driver);
 	cJSON_AddStringToObject(doc, "runtime", r->runtime);

@@ -41,6 +41,11 @@ typedef struct kt_record {
 char *kt_record_json(const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
 		     const kt_tune_result *r, kt_err *err);
 
+/* kt_record_json with the tuning rounds' history (kt_rounds_json) as the record's "rounds"
+ * field; rounds NULL: none.  A record without it reads as before. */
+char *kt_record_json_rounds(const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
+			    const kt_tune_result *r, const char *rounds, kt_err *err);
+
 /* Parses and checks a record on its own.  0 on success; -1 with err saying what is wrong. */
 int kt_record_read(const char *text, size_t len, kt_record *out, kt_err *err);
 

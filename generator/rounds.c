@@ -230,6 +230,51 @@ static int map_config(const kt_tmpl *n, const uint16_t *c, const kt_tmpl *t, uin
 	return 0;
 }
 
+/* Appends round k's evaluations that t can express and that out does not hold yet. */
+static void add_round_evals(const kt_rounds *r, const kt_tmpl *t, int k, kt_tune_result *out)
+{
+	const kt_round *rd = &r->v[k];
+	const kt_tmpl *n = rd->tmpl ? rd->tmpl : t;
+	size_t np = (size_t)(t->nparams ? t->nparams : 1);
+	uint16_t c[KT_MAX_SLOTS];
+	out->evals = kt_xrealloc(out->evals, (out->nevals + rd->result.nevals + 1) * sizeof *out->evals);
+	for (size_t i = 0; i < rd->result.nevals; i++) {
+		const kt_eval *e = &rd->result.evals[i];
+		int seen = map_config(n, e->cfg, t, c) != 0;
+		for (size_t j = 0; j < out->nevals && !seen; j++)
+			seen = !memcmp(out->evals[j].cfg, c, (size_t)t->nparams * sizeof *c);
+		if (seen)
+			continue;
+		kt_eval *d = &out->evals[out->nevals++];
+		*d = *e;
+		d->cfg = kt_xcalloc(np, sizeof *d->cfg);
+		memcpy(d->cfg, c, (size_t)t->nparams * sizeof *c);
+		d->msg = e->msg ? kt_xstrdup(e->msg) : NULL;
+	}
+}
+
+void kt_rounds_result(const kt_rounds *r, const kt_tmpl *t, int round, const uint16_t *cfg, kt_tune_result *out)
+{
+	memset(out, 0, sizeof *out);
+	out->nparams = t->nparams;
+	out->best = -1;
+	if (round < 0 || round >= r->n)
+		return;
+	const kt_tune_result *src = &r->v[round].result;
+	*out = *src; /* the figures; the evaluations are rebuilt below */
+	out->nparams = t->nparams;
+	out->evals = NULL;
+	out->nevals = 0;
+	out->best = -1;
+	add_round_evals(r, t, round, out);
+	for (int k = 0; k < r->n; k++)
+		if (k != round)
+			add_round_evals(r, t, k, out);
+	for (size_t j = 0; j < out->nevals && out->best < 0; j++)
+		if (!memcmp(out->evals[j].cfg, cfg, (size_t)t->nparams * sizeof *cfg))
+			out->best = (long)j;
+}
+
 int kt_rounds_choose(const kt_rounds *r, const kt_tmpl *t, uint16_t *cfg, kt_buf *note)
 {
 	int chosen = -1;

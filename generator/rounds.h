@@ -49,6 +49,12 @@ const kt_eval *kt_rounds_best(const kt_rounds *r);
  * that t does not have, note says so and what the planner proposed to get there. */
 int kt_rounds_choose(const kt_rounds *r, const kt_tmpl *t, uint16_t *cfg, kt_buf *note);
 
+/* The evaluations of every round as one result in t's value indices, for a cache record of t:
+ * round `round`'s (kt_rounds_choose's) first, then those of the other rounds that t can express
+ * and that are not there yet (a configuration measured twice keeps its first time); best at cfg;
+ * the figures (roofline, search, versions) of that round.  Release with kt_tune_result_free. */
+void kt_rounds_result(const kt_rounds *r, const kt_tmpl *t, int round, const uint16_t *cfg, kt_tune_result *out);
+
 /* The history for a cache record (and `kt cache show`), as a JSON document appended to out:
  * {"best_round": k, "rounds": [{"round", "template" (the text, when it differs from the
  * original's), "evaluated", "ok", "best" (configuration) and "best_us", "plan", "note",

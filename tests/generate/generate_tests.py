@@ -8,6 +8,8 @@ UNROLL=4; default BLOCK=128, UNROLL=1).
   budget     --budget/--seconds/--strategy and KT_TUNE_* bound the tuning of a miss
   robust     the launcher's fallback is the most robust configuration over the tuned shapes, the
              same when the shapes were just tuned and when they come from the records
+  rounds     KT_AGENT=builtin/llm: a miss runs bounded tuning rounds, their history is in the record
+             (kt cache show); KT_AGENT=off tunes once; a hit never calls the planner
 
 usage: generate_tests.py --kt KT --fake DIR CASE
 Python standard library only.
@@ -171,7 +173,48 @@ def case_robust(env):
     check(fb["origin"] == "robust", "a forced shape and a hit: %s" % fb)
 
 
-CASES = {"gpu_keys": case_gpu_keys, "budget": case_budget, "robust": case_robust}
+def show(env, key):
+    p = subprocess.run([env.kt, "cache", "show", key, "--cache-dir", env.cache], capture_output=True, text=True,
+                       timeout=60)
+    check(p.returncode == 0, "kt cache show %s: %s" % (key, p.stderr))
+    return p.stdout
+
+
+def case_rounds(env):
+    agent = {"KT_AGENT": "builtin"}
+    # KT_AGENT=builtin (the default): a miss runs bounded rounds; their history is in the record.
+    m, err = env.generate(["n=4096"], "--quiet", env={"KT_AGENT": ""})
+    check(origins(m) == ["tuned"], "rounds: %s %s" % (origins(m), err))
+    (r,) = [record(p) for p in env.records()]
+    rounds = r.get("rounds")
+    check(isinstance(rounds, dict) and 1 <= len(rounds["rounds"]) <= 2, "the history: %s" % rounds)
+    check(rounds["rounds"][0]["evaluated"] > 0 and rounds["rounds"][0].get("plan"), "round 0: %s" % rounds)
+    check(r["config"] == m["shapes"][0]["config"], "the record holds the choice")
+    cfgs = [json.dumps(e["config"], sort_keys=True) for e in r["evaluated"]]
+    check(len(cfgs) == len(set(cfgs)), "one evaluation per configuration")
+    out = show(env, m["shapes"][0]["key"])
+    check('"rounds"' in out and '"best_round"' in out, "kt cache show prints the rounds: " + out[:400])
+    # KT_AGENT_ROUNDS bounds the rounds.
+    env.generate(["n=8192"], "--quiet", env=dict(agent, KT_AGENT_ROUNDS="1"))
+    (r8,) = [record(p) for p in env.records() if record(p)["shape"] == "n=8192"]
+    check(len(r8["rounds"]["rounds"]) == 1, "KT_AGENT_ROUNDS=1: %s" % r8["rounds"])
+    # KT_AGENT=off: a single tuning, no history.
+    env.generate(["n=16384"], "--quiet", env={"KT_AGENT": "off"})
+    (r16,) = [record(p) for p in env.records() if record(p)["shape"] == "n=16384"]
+    check("rounds" not in r16, "KT_AGENT=off stores no rounds")
+    # KT_AGENT=llm without a model: the built-in planner plans, with a warning.
+    llm = {"KT_AGENT": "llm", "KT_LLM_BASE_URL": "", "OPENAI_BASE_URL": "", "KT_LLM_MODEL": ""}
+    m, err = env.generate(["n=32768"], env=llm)
+    check(origins(m) == ["tuned"] and "KT_AGENT=llm, but no model" in err, "llm without a model: " + err)
+    # A hit never calls the planner (no model is even looked for).
+    m, err = env.generate(["n=4096", "n=32768"], env=llm)
+    check(origins(m) == ["cache:user", "cache:user"] and "no model" not in err, "hits: %s %s" % (origins(m), err))
+    # A bad KT_AGENT is an error before anything runs.
+    _, err = env.generate(["n=4096"], rc=1, env={"KT_AGENT": "maybe"})
+    check("KT_AGENT='maybe'" in err, err)
+
+
+CASES = {"gpu_keys": case_gpu_keys, "budget": case_budget, "robust": case_robust, "rounds": case_rounds}
 
 
 def main():

@@ -368,6 +368,14 @@ static void test_result(void)
 	kt_record_free(&rec);
 	kt_tune_result_free(&back);
 	free(edit);
+	/* The rounds' history is an optional field: kept as JSON, checked like the rest. */
+	char *with = kt_record_json_rounds(&k, t, shape, &gpu, &r, "{\"best_round\": 0, \"rounds\": []}", &err);
+	CHECK(with && kt_record_read(with, strlen(with), &rec, &err) == 0);
+	CHECK(with && kt_record_match(&rec, &k, t, shape, cfg, &err) == 0);
+	CHECK(cJSON_IsObject(cJSON_GetObjectItem(rec.doc, "rounds")));
+	kt_record_free(&rec);
+	free(with);
+	CHECK(kt_record_json_rounds(&k, t, shape, &gpu, &r, "{not json", &err) == NULL);
 	cJSON_Delete(doc);
 	free(text);
 	kt_key_free(&k);

@@ -136,6 +136,17 @@ static void test_llm(const kt_tmpl *t, const kt_agent_target *g, const char *dir
 	CHECK(strstr(kt_buf_str(&note), "extend UNROLL with 4") != NULL);
 	kt_buf_free(&note);
 	kt_buf_free(&cf);
+	/* The evaluations for a record of the original: round 0's, and round 1's that it can express
+	 * once each (UNROLL=4 is not among them); best at the choice. */
+	kt_tune_result merged;
+	kt_rounds_result(&r, t, 0, chosen, &merged);
+	CHECK(merged.best >= 0 && (size_t)merged.best < merged.nevals &&
+	      !memcmp(merged.evals[merged.best].cfg, chosen, (size_t)t->nparams * sizeof *chosen));
+	CHECK(merged.nevals >= r.v[0].result.nevals && merged.nevals < r.v[0].result.nevals + r.v[1].result.nevals);
+	for (size_t i = 0; i < merged.nevals; i++)
+		for (size_t j = i + 1; j < merged.nevals; j++)
+			CHECK(memcmp(merged.evals[i].cfg, merged.evals[j].cfg, (size_t)t->nparams * sizeof *chosen) != 0);
+	kt_tune_result_free(&merged);
 	/* The history for the record: both rounds, the plan, the model's transcript as JSON. */
 	kt_buf js = {0};
 	kt_rounds_json(&r, &js);

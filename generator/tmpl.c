@@ -324,6 +324,29 @@ static int take_number(pctx *pc, size_t *pos, size_t end, double *v, const char 
 	return 0;
 }
 
+/* Tracks nesting in brackets and string literals across a scan: true when c stands at the top
+ * level (outside both, and not itself a quote or an opening or closing bracket). */
+static int at_top(int *depth, int *instr, char c)
+{
+	if (*instr) {
+		*instr = c != '"';
+		return 0;
+	}
+	if (c == '"') {
+		*instr = 1;
+		return 0;
+	}
+	if (c == '(' || c == '[') {
+		++*depth;
+		return 0;
+	}
+	if ((c == ')' || c == ']') && *depth > 0) {
+		--*depth;
+		return 0;
+	}
+	return *depth == 0;
+}
+
 /* Splits src[pos..end) at commas outside parentheses, brackets and strings. */
 static int split_commas(const pctx *pc, size_t pos, size_t end, size_t *starts, size_t *ends, int max)
 {
@@ -331,15 +354,8 @@ static int split_commas(const pctx *pc, size_t pos, size_t end, size_t *starts, 
 	size_t s = pos;
 	for (size_t i = pos; i <= end; i++) {
 		char c = i < end ? pc->src[i] : ',';
-		if (instr) {
-			instr = c != '"';
-		} else if (c == '"') {
-			instr = 1;
-		} else if (c == '(' || c == '[') {
-			depth++;
-		} else if ((c == ')' || c == ']') && depth > 0) {
-			depth--;
-		} else if (c == ',' && (depth == 0 || i == end)) {
+		int in_string = instr, top = at_top(&depth, &instr, c);
+		if (!in_string && c == ',' && (top || i == end)) {
 			if (n < max) {
 				starts[n] = s;
 				ends[n] = i;
@@ -357,15 +373,7 @@ static size_t find_keyword(const pctx *pc, size_t pos, size_t end, const char *w
 	int depth = 0, instr = 0;
 	for (size_t i = pos; i < end; i++) {
 		char c = pc->src[i];
-		if (instr) {
-			instr = c != '"';
-		} else if (c == '"') {
-			instr = 1;
-		} else if (c == '(' || c == '[') {
-			depth++;
-		} else if ((c == ')' || c == ']') && depth > 0) {
-			depth--;
-		} else if (depth == 0 && is_id0(c) && (i == pos || !is_id(pc->src[i - 1]))) {
+		if (at_top(&depth, &instr, c) && is_id0(c) && (i == pos || !is_id(pc->src[i - 1]))) {
 			size_t n = ident_len(pc, i, end);
 			if (word_is(pc, i, n, w))
 				return i;

@@ -326,6 +326,14 @@ void kt_check_source(kt_buf *out)
 		    "#pragma unroll\n"
 		    "\tfor (int j = 0; j < 8; j++) s += a[j];\n"
 		    "\tif (s == 1234.5f) out[0] = s; // keeps the loop alive\n}\n");
+	kt_buf_puts(out,
+		    "\n// Holds the stream for ns nanoseconds of the GPU's global timer, so that the timed launches\n"
+		    "// queued behind it run back to back rather than as fast as the host queues them.\n"
+		    "extern \"C\" __global__ void kt_spin(unsigned long long ns)\n{\n"
+		    "\tunsigned long long t0, t;\n"
+		    "\tasm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0));\n"
+		    "\tdo\n\t\tasm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n"
+		    "\twhile (t - t0 < ns);\n}\n");
 }
 
 /* ---- device limits --------------------------------------------------------------------------- */

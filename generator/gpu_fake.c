@@ -8,6 +8,7 @@
  *   kt_fill_<etype>    the worker's test inputs, made on the host with kt_fill_value
  *   kt_check_<etype>   the worker's output check, done on the host with kt_elem_close
  *   kt_fma             the arithmetic-rate probe: takes iters * threads * 2 / FAKE_GFLOPS time
+ *   kt_spin            holds the stream: advances the clock by its argument (nanoseconds)
  *   anything else      "scale": params (float *out, const float *x, int n), out[i] = 2 * x[i]
  *
  *   fake-mode: M            M for every kernel: ok, wrong (one element off), noop (writes nothing),
@@ -345,6 +346,10 @@ static int fake_launch(kt_gpu *base, void *fn, const int64_t grid[3], const int6
 		return run_check(f->name + 9, params, err);
 	if (!strncmp(f->name, "kt_fill_", 8))
 		return run_fill(f->name + 8, params, err);
+	if (!strcmp(f->name, "kt_spin")) {
+		g->clock_us += (double)*(unsigned long long *)params[0] / 1e3;
+		return 0;
+	}
 	if (!strcmp(f->name, "kt_fma")) {
 		int64_t threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2];
 		g->clock_us += 2.0 * (double)threads * *(int *)params[1] / (FAKE_GFLOPS * 1e3);

@@ -21,6 +21,7 @@
 
 enum { MAX_SETS = 32, MIN_REPS = 10, MAX_REPS = 200, MAX_FIELDS = 64, CHECK_BLOCK = 256 };
 static const double TARGET_MS = 20.0;     /* timed launches per candidate add up to about this */
+static const double HOLD_MAX_US = 50000.0; /* the longest the stream is held for the host to queue */
 static const double L2_FACTOR = 2.5;      /* rotated argument sets span this many L2 sizes */
 static const unsigned char POISON = 0xff; /* NaN in every float type, -1 in integers */
 enum { WK_OK = 0, WK_ERROR = -1, WK_FAULT = -2 };
@@ -48,6 +49,7 @@ typedef struct wk {
 	void **params;      /* nsets * nargs: what each launch gets */
 	kt_dptr *ptrs;      /* nsets * nargs: the device pointers params point at */
 	void *check_mod, *check_fn[KT_NETYPES], *fill_fn[KT_NETYPES], *fma_fn;
+	void *spin_fn;      /* kt_spin, or NULL: timed launches are then not held back */
 	uint64_t seed;
 	int have_inputs;
 	void **ev;
@@ -315,6 +317,26 @@ static int elapsed_us(wk *w, size_t i, double *us, kt_err *err)
 	return 0;
 }
 
+/* Holds the stream for about us microseconds with kt_spin, so that the timed launches the host
+ * queues meanwhile run back to back: without it a kernel shorter than the host's cost of queueing
+ * one (events, launch) would be timed with the gap before its launch arrived. */
+static int hold(wk *w, double us, kt_err *err)
+{
+	if (!w->spin_fn || us <= 0)
+		return 0;
+	unsigned long long ns = (unsigned long long)((us < HOLD_MAX_US ? us : HOLD_MAX_US) * 1e3);
+	int64_t one[3] = {1, 1, 1};
+	void *params[] = {&ns};
+	return w->ops->launch(w->g, w->spin_fn, one, one, 0, params, err);
+}
+
+/* How long to hold the stream while the host queues n timed launches, each of which cost it
+ * host_us to queue: enough for all of them with a margin. */
+static double hold_us(size_t n, double host_us)
+{
+	return 1.5 * (double)n * host_us + 20.0;
+}
+
 /* Warm-up, an estimate, then repetitions rotating through the sets: median and spread in us. */
 static int time_kernel(wk *w, const wk_kernel *k, double *med, double *spread, kt_err *err)
 {
@@ -324,10 +346,11 @@ static int time_kernel(wk *w, const wk_kernel *k, double *med, double *spread, k
 	for (int i = 0; i < warm; i++)
 		if (launch(w, k, i % w->nsets, err))
 			return WK_FAULT;
-	double est = 0;
+	double est = 0, t0 = kt_now();
 	for (size_t i = 0; i < 3; i++)
 		if (timed_launch(w, k, (int)i % w->nsets, i, err))
 			return WK_FAULT;
+	double host_us = (kt_now() - t0) * 1e6 / 3;
 	if (w->ops->sync(w->g, err))
 		return WK_FAULT;
 	for (size_t i = 0; i < 3; i++) {
@@ -338,6 +361,8 @@ static int time_kernel(wk *w, const wk_kernel *k, double *med, double *spread, k
 	}
 	double want = TARGET_MS * 1e3 / (est > 0.5 ? est : 0.5);
 	size_t reps = want < MIN_REPS ? MIN_REPS : want > MAX_REPS ? MAX_REPS : (size_t)want;
+	if (hold(w, hold_us(reps, host_us), err))
+		return WK_FAULT;
 	for (size_t i = 0; i < reps; i++)
 		if (timed_launch(w, k, (int)(i % (size_t)w->nsets), i, err))
 			return WK_FAULT;
@@ -419,6 +444,8 @@ static int cmd_check(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 	}
 	if (w->ops->function(w->g, w->check_mod, "kt_fma", &w->fma_fn))
 		return kt_fail_internal(err, "%s has no kernel kt_fma", f[0]), WK_ERROR;
+	if (w->ops->function(w->g, w->check_mod, "kt_spin", &w->spin_fn))
+		w->spin_fn = NULL;
 	if (!w->have_inputs) {
 		if (fill_inputs(w, err))
 			return WK_FAULT;
@@ -494,6 +521,13 @@ static int cmd_retime(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 	for (size_t c = 0; rc == WK_OK && c < nk; c++) /* warm-up */
 		for (int s = 0; rc == WK_OK && s < w->nsets; s++)
 			rc = launch(w, &k[c], s, err) ? WK_FAULT : WK_OK;
+	/* The host's cost of queueing one timed launch, measured on the first of them. */
+	double t0 = kt_now(), host_us = 0;
+	if (rc == WK_OK)
+		rc = timed_launch(w, &k[0], 0, 0, err) || w->ops->sync(w->g, err) ? WK_FAULT : WK_OK;
+	host_us = (kt_now() - t0) * 1e6;
+	if (rc == WK_OK)
+		rc = hold(w, hold_us((size_t)rounds * nk, host_us), err) ? WK_FAULT : WK_OK;
 	for (int r = 0; rc == WK_OK && r < rounds; r++)
 		for (size_t c = 0; rc == WK_OK && c < nk; c++)
 			rc = timed_launch(w, &k[c], (int)(((size_t)r * nk + c) % (size_t)w->nsets), (size_t)r * nk + c, err)

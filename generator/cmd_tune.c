@@ -21,7 +21,7 @@ static const char about[] =
 enum { TOP_SHOWN = 10 };
 
 typedef struct tune_args {
-	kt_strlist shapes, types, flags;
+	kt_strlist shapes, types, flags, configs;
 	const char *strategy, *record, *cache_dir, *workdir, *backend, *nvcc, *flagstr;
 	long long budget, seed, gpu, arch, jobs, top;
 	const char *seconds, *timeout;
@@ -231,6 +231,7 @@ int kt_cmd_tune(int argc, char **argv)
 		{"flag", KT_OPT_LIST, &a.flags, "F", "one code-generation flag (repeatable)"},
 		{"jobs", KT_OPT_INT, &a.jobs, "N", "parallel compiles (default: cores)"},
 		{"timeout", KT_OPT_STR, &a.timeout, "S", "watchdog per variant in seconds (default 10)"},
+		{"config", KT_OPT_LIST, &a.configs, "P=V,...", "evaluate only this configuration, every parameter given (repeatable)"},
 		{"top", KT_OPT_INT, &a.top, "N", "configurations shown per shape (default 10)"},
 		{"record", KT_OPT_STR, &a.record, "FILE", "save every evaluated configuration (a recorded space)"},
 		{"cache-dir", KT_OPT_STR, &a.cache_dir, "DIR", "where the GPU's measured ceilings are kept"},
@@ -247,6 +248,7 @@ int kt_cmd_tune(int argc, char **argv)
 	kt_tmpl *t = NULL;
 	char *flagwords = NULL, *cache_dir = NULL;
 	const char **flags = NULL;
+	uint16_t *only = NULL;
 	int nflags = 0;
 	kt_tune_opts o = {0};
 	rc = kt_opt_parse(opts, argc, argv, pos, 1, &npos, &err);
@@ -290,7 +292,16 @@ int kt_cmd_tune(int argc, char **argv)
 		o.types = a.types.v;
 		o.ntypes = a.types.n;
 		o.cache_dir = cache_dir;
-		rc = tune_all(t, &a, &o, &err);
+		only = kt_xcalloc((size_t)a.configs.n * (size_t)t->nparams + 1, sizeof *only);
+		for (int i = 0; i < a.configs.n && rc == 0; i++) {
+			kt_err ce = {0};
+			if (kt_tmpl_parse_config(t, a.configs.v[i], only + (size_t)i * (size_t)t->nparams, &ce))
+				rc = kt_fail(&err, "--config '%s': %s", a.configs.v[i], ce.msg);
+		}
+		o.only = only;
+		o.nonly = (size_t)a.configs.n;
+		if (rc == 0)
+			rc = tune_all(t, &a, &o, &err);
 	}
 	rc = rc == 0 ? KT_EXIT_OK : kt_opt_fail("tune", &diags, &err);
 out:
@@ -299,6 +310,8 @@ out:
 	kt_strlist_free(&a.shapes);
 	kt_strlist_free(&a.types);
 	kt_strlist_free(&a.flags);
+	kt_strlist_free(&a.configs);
+	free(only);
 	free(flagwords);
 	free((void *)flags);
 	free(cache_dir);

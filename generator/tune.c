@@ -738,6 +738,38 @@ static void tuner_free(tuner *tu)
 	free(tu->deps);
 }
 
+/* Narrows the space to the configurations of o->only, in their order; each must be in it.  The
+ * default stays too when it is feasible (without a reference kernel it is the reference). */
+static int keep_only(tuner *tu, kt_err *err)
+{
+	const kt_tune_opts *o = tu->o;
+	size_t np = (size_t)tu->t->nparams, n = 0;
+	long def = find_default(tu);
+	uint16_t *keep = kt_xcalloc((o->nonly + 1) * np + 1, sizeof *keep);
+	if (def >= 0)
+		memcpy(keep + n++ * np, kt_space_cfg(&tu->space, (size_t)def), np * sizeof *keep);
+	for (size_t j = 0; j < o->nonly; j++) {
+		const uint16_t *want = o->only + j * np;
+		size_t i = 0;
+		while (i < tu->space.count && memcmp(kt_space_cfg(&tu->space, i), want, np * sizeof *want))
+			i++;
+		if (i == tu->space.count) {
+			kt_buf cfg = {0};
+			kt_tmpl_format_config(tu->t, want, &cfg);
+			kt_fail(err, "configuration %s is not feasible at this shape", kt_buf_str(&cfg));
+			kt_buf_free(&cfg);
+			free(keep);
+			return -1;
+		}
+		if (def < 0 || memcmp(keep, want, np * sizeof *want))
+			memcpy(keep + n++ * np, want, np * sizeof *want);
+	}
+	free(tu->space.cfgs);
+	tu->space.cfgs = keep;
+	tu->space.count = n;
+	return 0;
+}
+
 static int setup(tuner *tu, int **gpus, int *ngpus, kt_err *err)
 {
 	const kt_tune_opts *o = tu->o;
@@ -745,6 +777,8 @@ static int setup(tuner *tu, int **gpus, int *ngpus, kt_err *err)
 		return -1;
 	if (!tu->space.count)
 		return kt_fail(err, "no configuration of %s is feasible at this shape", tu->t->kernel);
+	if (o->nonly && keep_only(tu, err))
+		return -1;
 	tu->search = kt_search_new(o->strategy, tu->t, &tu->space, o->budget, o->seed, err);
 	if (!tu->search || make_workdir(tu, err))
 		return -1;

@@ -51,6 +51,8 @@ typedef struct kt_tune_opts {
 	const char *cache_dir;        /* keeps the measured ceilings; NULL: measure every time */
 	double near_floor;            /* stop within this fraction of the floor; 0: 0.03; < 0: never */
 	int retime_top;               /* candidates re-timed at the end; 0: 5; < 0: none */
+	const uint16_t *only;         /* nonly configurations (nparams values each) evaluated instead of */
+	size_t nonly;                 /* the whole space; each must be feasible at the shape */
 	kt_progress *progress;        /* may be NULL */
 	kt_tune_stats *stats;         /* filled when not NULL */
 } kt_tune_opts;

@@ -5,7 +5,9 @@
 #
 # Tunes two memory-bound shipped templates with a budget of 300 configurations each (random
 # order, so the sample spans the whole space), then one whole space (exhaustive), each from an
-# empty work directory; the GPU's ceilings are measured in the first run and kept.  Prints one
+# empty work directory; the GPU's ceilings are measured in the first run and kept.  On a host
+# with two or more GPUs of one kind, the first and the whole-space case run again on all of them
+# (one worker per GPU, `--gpu -1`).  Prints one
 # table row per case and where the time went; each run's full table and its recorded space go to
 # OUTDIR (default: a temporary directory).
 set -eu
@@ -19,18 +21,24 @@ case $(cat "$out/gpus.txt") in "no GPU"*) echo "tune_throughput: skipped (no GPU
 run() { # NAME TEMPLATE SHAPE TYPE STRATEGY BUDGET
 	name=$1 tmpl=$2 shape=$3 type=$4 strategy=$5 budget=$6
 	"$kt" space "$src/templates/$tmpl" --shape "$shape" --type "$type" | tail -1 >"$out/$name.space.txt"
-	"$kt" tune "$src/templates/$tmpl" --shape "$shape" --type "$type" --strategy "$strategy" --budget "$budget" --seconds 150 --seed 1 \
+	"$kt" tune "$src/templates/$tmpl" --shape "$shape" --type "$type" --strategy "$strategy" --budget "$budget" --seconds 150 --seed 1 $gpu_arg \
 		--cache-dir "$out/cache" --record "$out/$name.csv" --quiet >"$out/$name.txt" 2>&1
 	line=$(grep ' evaluated in ' "$out/$name.txt")
 	status=$(grep '  status:' "$out/$name.txt" | sed 's/  status: //')
 	best=$(grep -- '  chosen: ' "$out/$name.txt" | sed 's/.*, \([0-9.]* us\) (\(.*\))/\1, \2/')
 	printf '%-14s | %-24s | %s | %s | %s | %s\n' "$name" "$shape" "$(echo "$line" | sed 's/.*: //; s/, strategy.*//')" \
 		"$status" "$best" "$(sed 's/[()]//g; s/ shown.*//' "$out/$name.space.txt")"
-	grep '  time:' "$out/$name.txt" | sed "s/^ */    $name /"
+	grep -E '  (time|GPUs):' "$out/$name.txt" | sed "s/^ */    $name /"
 }
 
+gpu_arg=
 printf '%-14s | %-24s | %s | %s | %s | %s\n' case shape "evaluated, time (rate)" statuses best feasible
 run silu_and_mul silu_and_mul.cu.tmpl tokens=4096,d=8192 T=half random 300
 run rmsnorm rmsnorm.cu.tmpl rows=16384,hidden=4096 T=half random 300
 run silu_all silu_and_mul.cu.tmpl tokens=4096,d=8192 T=bfloat16 exhaustive 0
+if [ "$(grep -c '^GPU [0-9]*:' "$out/gpus.txt")" -ge 2 ]; then
+	gpu_arg="--gpu -1"
+	run silu_2gpus silu_and_mul.cu.tmpl tokens=4096,d=8192 T=half random 300
+	run silu_all_2gpus silu_and_mul.cu.tmpl tokens=4096,d=8192 T=bfloat16 exhaustive 0
+fi
 echo "details: $out"

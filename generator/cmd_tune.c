@@ -78,6 +78,12 @@ static void print_result(const kt_tmpl *t, const char *shape, const kt_tune_resu
 	putchar('\n');
 	printf("  time: setup %.1f s, measuring %.1f s, waiting for nvcc %.1f s, re-timing %.1f s; %d batches, %d worker restarts\n",
 	       st->setup_s, st->measure_s, st->compile_wait_s, st->retime_s, st->batches, st->restarts);
+	if (st->ngpus > 1) {
+		printf("  GPUs:");
+		for (int i = 0; i < st->ngpus && i < KT_TUNE_MAX_GPUS; i++)
+			printf("%s %d (%zu jobs)", i ? "," : "", st->gpu[i], st->gpu_jobs[i]);
+		putchar('\n');
+	}
 	if (r->floor_us > 0) {
 		printf("  floor: %.2f us (copy %.0f GB/s", r->floor_us, r->bw_gbs);
 		if (r->flops_rate > 0)

@@ -886,6 +886,7 @@ int kt_tune(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, kt_tu
 		kt_progress_done(o->progress, out->nevals, tu.failed, out->best >= 0 ? out->evals[out->best].median_us : 0,
 				 out->floor_us);
 	tu.st.restarts = tu.pool ? kt_pool_restarts(tu.pool) : 0;
+	tu.st.ngpus = tu.pool ? kt_pool_gpus(tu.pool, tu.st.gpu, tu.st.gpu_jobs, KT_TUNE_MAX_GPUS) : 0;
 	if (o->stats)
 		*o->stats = tu.st;
 	batch_free(&a);

@@ -20,6 +20,8 @@
 #include "tmpl.h"
 #include "util.h"
 
+enum { KT_TUNE_MAX_GPUS = 16 }; /* GPUs reported in kt_tune_stats (all of them are used) */
+
 /* Where the time of one tuning went (wall seconds). */
 typedef struct kt_tune_stats {
 	double setup_s;        /* GPUs, space, first compile, workers, reference, ceilings */
@@ -28,6 +30,9 @@ typedef struct kt_tune_stats {
 	double retime_s;       /* the final interleaved re-timing */
 	int batches;
 	int restarts;          /* workers restarted after faults and hangs */
+	int ngpus;             /* GPUs that checked and timed (one worker each) */
+	int gpu[KT_TUNE_MAX_GPUS];
+	size_t gpu_jobs[KT_TUNE_MAX_GPUS]; /* jobs each of them finished */
 } kt_tune_stats;
 
 typedef struct kt_tune_opts {

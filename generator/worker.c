@@ -767,6 +767,7 @@ typedef struct pw {
 	int gpu, alive;
 	kt_job *job;      /* in flight, or NULL */
 	double deadline;
+	size_t answered;  /* jobs this GPU's workers finished (answered, faulted or timed out) */
 } pw;
 
 struct kt_pool {
@@ -912,6 +913,7 @@ int kt_pool_setup(kt_pool *p, const char *cmd, const char **reply, kt_err *err)
 /* Records a reply line for w's job. */
 static void finish_job(kt_pool *p, pw *w, const char *line)
 {
+	w->answered++;
 	static const struct {
 		const char *word;
 		kt_status status;
@@ -940,6 +942,7 @@ static void finish_job(kt_pool *p, pw *w, const char *line)
 /* w died or hung with a job in flight. */
 static void lose_worker(kt_pool *p, pw *w, kt_status status, const char *why)
 {
+	w->answered++;
 	kt_job *j = w->job;
 	int st = 0;
 	char how[128] = "";
@@ -1026,6 +1029,15 @@ int kt_pool_run(kt_pool *p, kt_job *jobs, size_t n, kt_err *err)
 }
 
 int kt_pool_restarts(const kt_pool *p) { return p->restarts; }
+
+int kt_pool_gpus(const kt_pool *p, int *gpus, size_t *jobs, int max)
+{
+	for (int i = 0; i < p->n && i < max; i++) {
+		gpus[i] = p->w[i].gpu;
+		jobs[i] = p->w[i].answered;
+	}
+	return p->n;
+}
 
 void kt_pool_free(kt_pool *p)
 {

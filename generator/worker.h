@@ -63,6 +63,9 @@ int kt_pool_setup(kt_pool *p, const char *cmd, const char **reply, kt_err *err);
 int kt_pool_run(kt_pool *p, kt_job *jobs, size_t n, kt_err *err);
 /* Workers restarted so far (after faults and timeouts). */
 int kt_pool_restarts(const kt_pool *p);
+/* The GPU ordinal of each worker and how many jobs it finished, for up to max workers; returns
+ * the number of workers. */
+int kt_pool_gpus(const kt_pool *p, int *gpus, size_t *jobs, int max);
 void kt_pool_free(kt_pool *p);
 void kt_job_clear(kt_job *j);
 

@@ -51,6 +51,24 @@ generate)
 		--shape n=1048576 >"$work/out2.txt" 2>&1 || fail "second generate"
 	grep -q '"cache:user"' "$work/gen/kt_planted.json" || fail "the second run did not hit the cache"
 	;;
+two_gpus)
+	# With two GPUs of one kind, one worker per GPU shares every batch.
+	n=$(echo "$gpu" | grep -c '^GPU [0-9]*:')
+	[ "$n" -ge 2 ] || { echo "skipped: $n GPU here, this case needs 2"; exit 77; }
+	"$kt" tune "$src/templates/silu_and_mul.cu.tmpl" --type T=bfloat16 --shape tokens=4096,d=8192 --gpu -1 \
+		--strategy random --budget 160 --seed 1 --record "$work/space.csv" --cache-dir "$work/cache" \
+		--quiet >"$work/out.txt" 2>&1
+	rc=$?
+	cat "$work/out.txt"
+	[ $rc -eq 0 ] || fail "kt tune exited with $rc"
+	line=$(grep '^  GPUs: ' "$work/out.txt") || fail "no GPUs line: one GPU was used"
+	for g in 0 1; do
+		jobs=$(echo "$line" | sed -n "s/.* $g (\([0-9]*\) jobs).*/\1/p")
+		[ -n "$jobs" ] && [ "$jobs" -ge 20 ] || fail "GPU $g did fewer than 20 jobs: $line"
+	done
+	[ "$(grep -c ',ok,' "$work/space.csv")" -ge 150 ] || fail "fewer than 150 configurations passed"
+	grep -q '  chosen: ' "$work/out.txt" || fail "nothing chosen"
+	;;
 *) fail "unknown case $case_" ;;
 esac
 echo PASS

@@ -103,8 +103,8 @@ static int parse_shapes(gen *g, kt_err *err)
 static int parse_forced(gen *g, kt_err *err)
 {
 	for (int k = 0; k < g->o->nconfigs; k++) {
-		int i;
-		const char *text;
+		int i = 0;
+		const char *text = NULL;
 		kt_err e = {0};
 		if (kt_generate_parse_force(g->o->configs[k], g->n, &i, &text, err) != 0)
 			return -1;

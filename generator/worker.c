@@ -104,7 +104,7 @@ static int alloc_args(wk *w, kt_err *err)
 				return -1;
 			continue;
 		}
-		int64_t n;
+		int64_t n = 0;
 		if (eval_int(wa->a->extent, w->env, 1, &n, err))
 			return -1;
 		if (n < 0)

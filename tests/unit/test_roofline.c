@@ -2,7 +2,7 @@
  * compiler in unit/fake): a template whose flops say `tensor` gets its floor from the tensor-core
  * probe (the fake's kt_mma, 400 TFLOP/s), kept per GPU as "tensor_gflops" beside, and separate
  * from, the fp32 FMA rate "gflops"; a kept rate is used instead of a measurement; `kt tune` names
- * the rate of its floor.  With the real nvcc: the probe kernels compile for sm_75 (where kt_mma
+ * the rate of its floor; the unit changes the cache key (through the source hash).  With the real nvcc: the probe kernels compile for sm_75 (where kt_mma
  * is empty), sm_80 and sm_90, with every mma chain kept alive. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "compile.h"
+#include "key.h"
 #include "proc.h"
 #include "tune.h"
 
@@ -128,6 +129,21 @@ static void test_ceilings(const char *dir)
 		goto out;
 	CHECK_INT(tensor->flops_unit, KT_FLOPS_TENSOR);
 	CHECK_INT(fma->flops_unit, KT_FLOPS_FMA);
+
+	/* The unit word is in the source, whose hash is a field of the key: the keys differ there. */
+	int64_t shape[1] = {4096};
+	kt_gpu_id gpu = {.name = "NVIDIA H200", .cc_major = 9, .sms = 132};
+	kt_key_input ki = {tensor, shape, &gpu, "nvcc", "sm_90", ""}, kf = ki;
+	kf.tmpl = fma;
+	kt_key a = {0}, b = {0};
+	kt_err err = {0};
+	CHECK_INT(kt_key_make(&ki, &a, &err), 0);
+	CHECK_INT(kt_key_make(&kf, &b, &err), 0);
+	CHECK(strcmp(a.hex, b.hex) != 0);
+	const char *sa = strstr(kt_buf_str(&a.fields), "source="), *sb = strstr(kt_buf_str(&b.fields), "source=");
+	CHECK(sa && sb && strncmp(sa, sb, strcspn(sa, "\n")) != 0);
+	kt_key_free(&a);
+	kt_key_free(&b);
 
 	/* Tensor-core flops: the floor is flops / the kt_mma rate, which is kept under its own name. */
 	kt_tune_result r;

@@ -218,9 +218,9 @@ static int set_floor(tuner *tu, const kt_launch *l, kt_err *err)
 		snprintf(cmd, sizeof cmd, "bw\t%lld", (long long)bytes);
 		r->bw_gbs = ceiling(tu, "bw_gbs", cmd, err);
 	}
-	const struct rate_ceiling *rc = &rate_ceilings[tu->t->flops_unit];
+	const struct rate_ceiling *rate = &rate_ceilings[tu->t->flops_unit];
 	if (l->flops > 0)
-		r->flops_rate = ceiling(tu, rc->kept, rc->cmd, err);
+		r->flops_rate = ceiling(tu, rate->kept, rate->cmd, err);
 	double tb = r->bw_gbs > 0 ? l->bytes / (r->bw_gbs * 1e3) : 0, tf = r->flops_rate > 0 ? l->flops / (r->flops_rate * 1e3) : 0;
 	r->floor_us = tb > tf ? tb : tf;
 	return 0;

@@ -5,9 +5,8 @@
  * previous one, and stops at the budget (evaluations, seconds) or when the best is within a few
  * percent of the roofline floor (bytes / copy bandwidth, flops / the fp32 FMA or the mma.sync
  * tensor-core rate as the template's flops say, measured once per GPU and kept in the cache
- * directory).  At the end the top candidates are re-timed together,
- * interleaved, and among those within the noise of the fastest it prefers the default, then the
- * configuration closest to it.
+ * directory).  At the end the top candidates are re-timed together, interleaved, and among those
+ * within the noise of the fastest it prefers the default, then the configuration closest to it.
  */
 #ifndef KT_TUNE_H
 #define KT_TUNE_H

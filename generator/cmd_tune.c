@@ -87,7 +87,7 @@ static void print_result(const kt_tmpl *t, const char *shape, const kt_tune_resu
 	if (r->floor_us > 0) {
 		printf("  floor: %.2f us (copy %.0f GB/s", r->floor_us, r->bw_gbs);
 		if (r->flops_rate > 0)
-			printf(", fma %.0f GFLOP/s", r->flops_rate);
+			printf(", %s %.0f GFLOP/s", kt_flops_units[t->flops_unit], r->flops_rate);
 		printf(")\n");
 	}
 	printf("  %-4s %10s %8s %6s %5s  %s\n", "rank", "median_us", "spread", "floor", "regs", "configuration");

@@ -334,6 +334,33 @@ void kt_check_source(kt_buf *out)
 		    "\tasm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0));\n"
 		    "\tdo\n\t\tasm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n"
 		    "\twhile (t - t0 < ns);\n}\n");
+	kt_buf_puts(out,
+		    "\n// The tensor-core probe: every warp runs iters mma.sync m16n8k16 (fp16 inputs, fp32\n"
+		    "// accumulation; 2 * 16 * 8 * 16 flops each) in 8 independent chains.  Built for an arch\n"
+		    "// without them it writes -1 to out[0]: the rate is unknown.\n"
+		    "extern \"C\" __global__ void kt_mma(float *out, int iters)\n{\n"
+		    "#if __CUDA_ARCH__ >= 800\n"
+		    "\tunsigned a[4], b[2];\n\tfloat d[8][4];\n"
+		    "#pragma unroll\n"
+		    "\tfor (int j = 0; j < 4; j++) a[j] = 0x14001400u + (threadIdx.x & 7) + j; // halves near 2^-10\n"
+		    "\tb[0] = a[1] ^ 1u;\n\tb[1] = a[2] ^ 2u;\n"
+		    "#pragma unroll\n"
+		    "\tfor (int j = 0; j < 8; j++) d[j][0] = d[j][1] = d[j][2] = d[j][3] = j * 1e-3f;\n"
+		    "\tfor (int i = 0; i < iters / 8; i++) {\n"
+		    "#pragma unroll\n"
+		    "\t\tfor (int j = 0; j < 8; j++)\n"
+		    "\t\t\tasm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, \"\n"
+		    "\t\t\t             \"{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\"\n"
+		    "\t\t\t             : \"+f\"(d[j][0]), \"+f\"(d[j][1]), \"+f\"(d[j][2]), \"+f\"(d[j][3])\n"
+		    "\t\t\t             : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n"
+		    "\t}\n"
+		    "\tfloat s = 0.f;\n"
+		    "#pragma unroll\n"
+		    "\tfor (int j = 0; j < 8; j++) s += d[j][0] + d[j][1] + d[j][2] + d[j][3];\n"
+		    "\tif (s == 1234.5f) out[0] = s; // keeps the chains alive\n"
+		    "#else\n"
+		    "\tif (blockIdx.x == 0 && threadIdx.x == 0) out[0] = -1.f;\n"
+		    "#endif\n}\n");
 }
 
 /* ---- device limits --------------------------------------------------------------------------- */

@@ -56,8 +56,8 @@ int kt_compile(const kt_compiler *c, kt_unit *units, size_t n, kt_err *err);
 int kt_ptxas_parse(const char *log, const char *entry, int *regs, int *smem, int *local, int *spill);
 
 /* The worker's helper kernels, as CUDA source: kt_fill_<etype> (test inputs, see kt_fill_value),
- * kt_check_<etype> (compare an output with the reference on the device) and kt_fma (the
- * arithmetic-rate probe). */
+ * kt_check_<etype> (compare an output with the reference on the device), kt_fma and kt_mma (the
+ * fp32-FMA and tensor-core rate probes). */
 void kt_check_source(kt_buf *out);
 
 /* Launch limits, checked before compiling: threads per block, block and grid dimensions,

@@ -9,6 +9,7 @@
  *   kt_check_<etype>   the worker's output check, done on the host with kt_elem_close
  *   kt_fma             the arithmetic-rate probe: takes iters * threads * 2 / FAKE_GFLOPS time
  *   kt_spin            holds the stream: advances the clock by its argument (nanoseconds)
+ *   kt_mma             the tensor-core probe: iters * warps * 4096 / FAKE_TENSOR_GFLOPS time
  *   anything else      "scale": params (float *out, const float *x, int n), out[i] = 2 * x[i]
  *
  *   fake-mode: M            M for every kernel: ok, wrong (one element off), noop (writes nothing),
@@ -30,6 +31,7 @@
 enum { FAKE_DEFAULT_TIME_US = 100 };
 static const double FAKE_COPY_GBS = 2000.0; /* bytes read + written per ns */
 static const double FAKE_GFLOPS = 50000.0;
+static const double FAKE_TENSOR_GFLOPS = 400000.0;
 
 typedef enum fake_mode { M_OK, M_WRONG, M_NOOP, M_FAULT, M_HANG } fake_mode;
 static const char *const mode_names[] = {"ok", "wrong", "noop", "fault", "hang"};
@@ -353,6 +355,11 @@ static int fake_launch(kt_gpu *base, void *fn, const int64_t grid[3], const int6
 	if (!strcmp(f->name, "kt_fma")) {
 		int64_t threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2];
 		g->clock_us += 2.0 * (double)threads * *(int *)params[1] / (FAKE_GFLOPS * 1e3);
+		return 0;
+	}
+	if (!strcmp(f->name, "kt_mma")) { /* 2 * 16 * 8 * 16 flops per m16n8k16 of a 32-thread warp */
+		int64_t warps = grid[0] * grid[1] * grid[2] * (block[0] * block[1] * block[2] / 32);
+		g->clock_us += 4096.0 * (double)warps * *(int *)params[1] / (FAKE_TENSOR_GFLOPS * 1e3);
 		return 0;
 	}
 	switch (f->mode) {

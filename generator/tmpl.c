@@ -1058,8 +1058,43 @@ static void d_bytes(pctx *pc, const dline *d)
 	pc->t->bytes = expr_at(pc, d->pos, d->end, "the minimal number of bytes moved after 'bytes'");
 }
 
+const char *const kt_flops_units[KT_NFLOPS_UNITS] = {[KT_FLOPS_FMA] = "fma", [KT_FLOPS_TENSOR] = "tensor"};
+
+/* True when name[0..n) is declared (a shape symbol, parameter or type symbol) or reserved. */
+static int is_declared(const pctx *pc, size_t off, size_t n)
+{
+	for (int i = 0; i < pc->nnames; i++)
+		if (word_is(pc, off, n, pc->names[i].name))
+			return 1;
+	for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+		if (word_is(pc, off, n, reserved[i]))
+			return 1;
+	return 0;
+}
+
+/* `flops [fma|tensor] EXPR`: a first word that is a unit word is the unit.  Another undeclared
+ * word followed by blanks and an operand stands where a unit goes (no expression puts two
+ * operands side by side), so it is reported as an unknown unit. */
 static void d_flops(pctx *pc, const dline *d)
 {
+	size_t pos = skip_blanks(pc, d->pos, d->end), n = ident_len(pc, pos, d->end);
+	size_t next = skip_blanks(pc, pos + n, d->end);
+	for (int u = 0; n && u < KT_NFLOPS_UNITS; u++)
+		if (word_is(pc, pos, n, kt_flops_units[u])) {
+			char what[96];
+			snprintf(what, sizeof what, "the number of floating-point operations after 'flops %s'", kt_flops_units[u]);
+			pc->t->flops_unit = (kt_flops_unit)u;
+			pc->t->flops = expr_at(pc, pos + n, d->end, what);
+			return;
+		}
+	if (n && next > pos + n && next < d->end && (is_id(pc->src[next]) || pc->src[next] == '.') &&
+	    !is_declared(pc, pos, n)) {
+		char b[80];
+		const char *s = suggest(pc->src + pos, n, kt_flops_units, KT_NFLOPS_UNITS, b, sizeof b);
+		error_at(pc, pos, "unknown arithmetic '%.*s' after 'flops'%s", (int)n, pc->src + pos,
+			 *s ? s : " (expected fma or tensor before the expression)");
+		return;
+	}
 	pc->t->flops = expr_at(pc, d->pos, d->end, "the number of floating-point operations after 'flops'");
 }
 

@@ -20,7 +20,8 @@
  *   // @kt block     BLOCK
  *   // @kt smem      BLOCK * 4                                dynamic shared memory, bytes
  *   // @kt bytes     2 * (2*rows*hidden + hidden)             minimal bytes moved (roofline)
- *   // @kt flops     4 * rows * hidden                        optional
+ *   // @kt flops     4 * rows * hidden                        optional; fp32 FMA arithmetic, or
+ *   // @kt flops     tensor 2 * M * N * K                     tensor-core (fp16/bf16 mma) arithmetic
  *   // @kt tolerance 1e-2 [RTOL]                              |out-ref| <= atol + rtol*|ref|
  *
  * Slots: shape symbols take slots 0..nshapes-1, parameters nshapes..nshapes+nparams-1, in
@@ -76,6 +77,13 @@ typedef struct kt_typesym {
 	kt_loc loc;
 } kt_typesym;
 
+/* Which arithmetic a template's flops count, and so which measured rate bounds them: the fp32
+ * FMA pipe (`flops EXPR` or `flops fma EXPR`) or dense fp16/bf16 tensor-core multiply-accumulate
+ * with fp32 accumulation (`flops tensor EXPR`). */
+typedef enum kt_flops_unit { KT_FLOPS_FMA, KT_FLOPS_TENSOR, KT_NFLOPS_UNITS } kt_flops_unit;
+
+extern const char *const kt_flops_units[KT_NFLOPS_UNITS]; /* the words: "fma", "tensor" */
+
 typedef enum kt_role { KT_IN, KT_OUT, KT_INOUT, KT_SCALAR } kt_role;
 
 typedef enum kt_fillkind { KT_FILL_UNIFORM, KT_FILL_NORMAL, KT_FILL_INT, KT_FILL_CONST } kt_fillkind;
@@ -126,6 +134,7 @@ typedef struct kt_tmpl {
 
 	const kt_expr *grid[3], *block[3]; /* missing dimensions are NULL (= 1) */
 	const kt_expr *smem, *bytes, *flops; /* NULL when not given */
+	kt_flops_unit flops_unit;           /* what flops counts (KT_FLOPS_FMA without a unit word) */
 	double atol, rtol;
 
 	int nincludes;

@@ -127,7 +127,16 @@ static void gpu_key(const kt_gpu_id *id, char *key, size_t keysz)
 	snprintf(key, keysz, "%s|sm_%d%d|%d SMs", id->name, id->cc_major, id->cc_minor, id->sms);
 }
 
-/* Reads a kept ceiling ("bw_gbs" or "gflops") for this GPU; 0 when none. */
+/* The arithmetic ceilings, by kt_flops_unit: the name each is kept under and the worker's command
+ * that measures it. */
+static const struct rate_ceiling {
+	const char *kept, *cmd;
+} rate_ceilings[KT_NFLOPS_UNITS] = {
+	[KT_FLOPS_FMA] = {"gflops", "rate"},
+	[KT_FLOPS_TENSOR] = {"tensor_gflops", "rate\ttensor"},
+};
+
+/* Reads a kept ceiling ("bw_gbs", "gflops" or "tensor_gflops") for this GPU; 0 when none. */
 static double kept_ceiling(const tuner *tu, const char *what)
 {
 	if (!tu->o->cache_dir)
@@ -198,7 +207,8 @@ static double ceiling(tuner *tu, const char *what, const char *cmd, kt_err *err)
 	return v;
 }
 
-/* The roofline floor at the default launch: bytes / bandwidth, flops / rate, the larger. */
+/* The roofline floor at the default launch: bytes / bandwidth, flops / the rate of the template's
+ * arithmetic (fp32 FMA or tensor cores), the larger.  A ceiling that is unknown (0) adds nothing. */
 static int set_floor(tuner *tu, const kt_launch *l, kt_err *err)
 {
 	kt_tune_result *r = tu->r;
@@ -208,8 +218,9 @@ static int set_floor(tuner *tu, const kt_launch *l, kt_err *err)
 		snprintf(cmd, sizeof cmd, "bw\t%lld", (long long)bytes);
 		r->bw_gbs = ceiling(tu, "bw_gbs", cmd, err);
 	}
+	const struct rate_ceiling *rate = &rate_ceilings[tu->t->flops_unit];
 	if (l->flops > 0)
-		r->flops_rate = ceiling(tu, "gflops", "rate", err);
+		r->flops_rate = ceiling(tu, rate->kept, rate->cmd, err);
 	double tb = r->bw_gbs > 0 ? l->bytes / (r->bw_gbs * 1e3) : 0, tf = r->flops_rate > 0 ? l->flops / (r->flops_rate * 1e3) : 0;
 	r->floor_us = tb > tf ? tb : tf;
 	return 0;
@@ -474,8 +485,9 @@ static int should_stop(const tuner *tu)
 		return 1;
 	double near = o->near_floor == 0 ? DEFAULT_NEAR_FLOOR : o->near_floor;
 	double floor = tu->r->floor_us;
-	/* A best time well under the floor means the floor is wrong (e.g. flops over the FMA rate
-	 * for a tensor-core kernel), so it says nothing about how close the search is: go on. */
+	/* A best time well under the floor means the floor is wrong (tensor-core flops declared as
+	 * fma, or a wgmma kernel that beats the mma.sync probe's rate), so it says nothing about how
+	 * close the search is: go on. */
 	return near > 0 && floor > 0 && tu->best_us > 0 && tu->best_us <= floor * (1 + near) &&
 	       tu->best_us >= floor * (1 - near);
 }

@@ -3,10 +3,10 @@
  * kt_tune enumerates the feasible space, lets a search strategy (search.h) choose batches,
  * compiles each batch with ninja while workers (worker.h, one per GPU) check and time the
  * previous one, and stops at the budget (evaluations, seconds) or when the best is within a few
- * percent of the roofline floor (bytes / copy bandwidth, flops / FMA rate, measured once per GPU
- * and kept in the cache directory).  At the end the top candidates are re-timed together,
- * interleaved, and among those within the noise of the fastest it prefers the default, then the
- * configuration closest to it.
+ * percent of the roofline floor (bytes / copy bandwidth, flops / the fp32 FMA or the mma.sync
+ * tensor-core rate as the template's flops say, measured once per GPU and kept in the cache
+ * directory).  At the end the top candidates are re-timed together, interleaved, and among those
+ * within the noise of the fastest it prefers the default, then the configuration closest to it.
  */
 #ifndef KT_TUNE_H
 #define KT_TUNE_H

@@ -5,14 +5,17 @@
  * holds) and says `ready`.  Then it answers one line per command, fields separated by tabs:
  *
  *   check CUBIN                   load the helper kernels (kt_fill_<etype>, kt_check_<etype>,
- *                                 kt_fma) and fill the inputs (seeded, on the device)
+ *                                 kt_fma, kt_mma) and fill the inputs (seeded, on the device)
  *   ref CUBIN KERNEL CONFIG|-     run the reference once (- : the template's reference launch,
  *                                 else KERNEL at CONFIG), keep its outputs, time it
  *   eval CUBIN KERNEL CONFIG      poison outputs, reset inout buffers, run, compare every output
  *                                 element with the reference, then time
  *   retime ROUNDS (CUBIN KERNEL CONFIG)...   time candidates interleaved, round by round
  *   bw BYTES                      device-to-device copy bandwidth, GB/s (bytes read + written)
- *   rate                          fp32 FMA rate, GFLOP/s (needs `check` first)
+ *   rate [UNIT]                   arithmetic rate of a kt_flops_unit, GFLOP/s, the best of a few
+ *                                 launches (needs `check` first): fma (the default, kt_fma) or
+ *                                 tensor (mma.sync fp16 with fp32 accumulation, kt_mma); 0 when
+ *                                 unknown (the check module was built for an arch without it)
  *   quit
  *
  * Replies: `ok ...numbers`, `check-failed MSG`, `faulted MSG` (the context is broken: the worker

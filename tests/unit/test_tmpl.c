@@ -394,6 +394,69 @@ static void test_diagnostics(void)
 	kt_buf_free(&diags);
 }
 
+/* Parses a small template whose flops line is given; NULL with diags filled on errors. */
+static kt_tmpl *with_flops(const char *flops, kt_buf *diags)
+{
+	kt_buf src = {0};
+	kt_err err = {0};
+	kt_buf_printf(&src,
+		      "// @kt kernel k\n// @kt shape M N tensor\n// @kt param BLOCK in 64, 128\n// @kt grid M\n"
+		      "// @kt block BLOCK\n// @kt arg out float[M * N] out\n// @kt flops %s\n"
+		      "// @kt arg M int = M\n// @kt arg N int = N\n// @kt arg tensor int = tensor\n"
+		      "__global__ void k(float *out, int M, int N, int tensor) {}\n",
+		      flops);
+	kt_tmpl *t = kt_tmpl_parse_text("f.cu.tmpl", src.data, src.len, NULL, diags, &err);
+	kt_buf_free(&src);
+	return t;
+}
+
+/* `flops [fma|tensor] EXPR`: the unit word, its default, a name spelt like a unit, and errors. */
+static void test_flops_unit(void)
+{
+	static const struct {
+		const char *line;
+		int unit;          /* -1: an error */
+		const char *canon; /* the expression, or the diagnostic */
+	} cases[] = {
+		{"2 * M * N", KT_FLOPS_FMA, "((2 * M) * N)"},
+		{"fma 2 * M * N", KT_FLOPS_FMA, "((2 * M) * N)"},
+		{"tensor 2 * M * N", KT_FLOPS_TENSOR, "((2 * M) * N)"},
+		{"\ttensor\t(M + N) * 2", KT_FLOPS_TENSOR, "((M + N) * 2)"},
+		{"(tensor) * M", KT_FLOPS_FMA, "(tensor * M)"},          /* the shape symbol, in parentheses */
+		{"tensor tensor * M", KT_FLOPS_TENSOR, "(tensor * M)"},  /* the unit, then the shape symbol */
+		{"M * N", KT_FLOPS_FMA, "(M * N)"},
+		{"max (M, N)", KT_FLOPS_FMA, "max(M, N)"},
+		{"tensr 2 * M * N", -1,
+		 "f.cu.tmpl:7:14: error: unknown arithmetic 'tensr' after 'flops'; did you mean 'tensor'?\n"
+		 "// @kt flops tensr 2 * M * N\n             ^\n"},
+		{"wgmma 2 * M * N", -1,
+		 "f.cu.tmpl:7:14: error: unknown arithmetic 'wgmma' after 'flops' (expected fma or tensor before the expression)\n"
+		 "// @kt flops wgmma 2 * M * N\n             ^\n"},
+		{"tensor", -1,
+		 "f.cu.tmpl:7:20: error: expected the number of floating-point operations after 'flops tensor' but found the end of the line\n"
+		 "// @kt flops tensor\n                   ^\n"},
+		{"M N", -1, NULL}, /* a declared name is not taken for a unit: the expression is wrong */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		kt_buf diags = {0};
+		kt_tmpl *t = with_flops(cases[i].line, &diags);
+		CHECK(!t == (cases[i].unit < 0));
+		if (t) {
+			CHECK_INT(t->flops_unit, cases[i].unit);
+			CHECK_STR(canon(t, t->flops), cases[i].canon);
+		} else if (cases[i].canon) {
+			CHECK_STR(kt_buf_str(&diags), cases[i].canon);
+		} else {
+			CHECK(strstr(kt_buf_str(&diags), "unknown arithmetic") == NULL);
+		}
+		kt_tmpl_free(t);
+		kt_buf_free(&diags);
+	}
+	/* The words, as messages and `kt tune` print them. */
+	CHECK_STR(kt_flops_units[KT_FLOPS_FMA], "fma");
+	CHECK_STR(kt_flops_units[KT_FLOPS_TENSOR], "tensor");
+}
+
 /* The complete example of docs/template-language.md parses (the reference stays true). */
 static void test_doc_example(void)
 {
@@ -426,6 +489,7 @@ int main(void)
 	test_env_launch();
 	test_includes();
 	test_diagnostics();
+	test_flops_unit();
 	test_doc_example();
 	return check_done();
 }

@@ -1,7 +1,7 @@
 /* test_worker.c - the worker protocol against the fake GPU: a passing variant, a wrong result,
  * an output left unwritten (the poison), a fault (the worker is restarted and the setup
- * replayed), a hang (the watchdog), the interleaved re-timing, the copy bandwidth, and the
- * pieces of the GPU seam the worker relies on (kernel names, element conversions). */
+ * replayed), a hang (the watchdog), the interleaved re-timing, the copy bandwidth, the fma and
+ * tensor-core rates, and the pieces of the GPU seam the worker relies on (kernel names, element conversions). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +117,14 @@ static void test_protocol(void)
 	CHECK_INT(kt_pool_run(p, &rate, 1, &err), 0);
 	CHECK(rate.reply && fabs(atof(rate.reply) - 50000) < 1);
 	kt_job_clear(&rate);
+	kt_job tensor = {"rate\ttensor", KT_OK, NULL, 30}; /* the fake's kt_mma: 400 TFLOP/s */
+	CHECK_INT(kt_pool_run(p, &tensor, 1, &err), 0);
+	CHECK(tensor.status == KT_OK && tensor.reply && fabs(atof(tensor.reply) - 400000) < 1);
+	kt_job_clear(&tensor);
+	kt_job unit = {"rate\twgmma", KT_OK, NULL, 30};
+	CHECK_INT(kt_pool_run(p, &unit, 1, &err), 0);
+	CHECK(unit.status != KT_OK && unit.reply && strstr(unit.reply, "fma, tensor"));
+	kt_job_clear(&unit);
 
 	kt_buf_free(&cmd);
 	kt_pool_free(p);

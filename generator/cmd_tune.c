@@ -23,7 +23,7 @@ enum { TOP_SHOWN = 10 };
 typedef struct tune_args {
 	kt_strlist shapes, types, flags, configs;
 	const char *strategy, *record, *cache_dir, *workdir, *backend, *nvcc, *flagstr;
-	long long budget, seed, gpu, arch, jobs, top;
+	long long budget, seed, gpu, arch, jobs, top, pack;
 	const char *seconds, *timeout;
 	int quiet, list_gpus;
 } tune_args;
@@ -76,8 +76,8 @@ static void print_result(const kt_tmpl *t, const char *shape, const kt_tune_resu
 		if (counts[s])
 			printf(" %s %zu", kt_status_names[s], counts[s]);
 	putchar('\n');
-	printf("  time: setup %.1f s, measuring %.1f s, waiting for nvcc %.1f s, re-timing %.1f s; %d batches, %d worker restarts\n",
-	       st->setup_s, st->measure_s, st->compile_wait_s, st->retime_s, st->batches, st->restarts);
+	printf("  time: setup %.1f s, measuring %.1f s, waiting for nvcc %.1f s, re-timing %.1f s; %d batches, %d worker restarts, %d variants compiled in shared units\n",
+	       st->setup_s, st->measure_s, st->compile_wait_s, st->retime_s, st->batches, st->restarts, st->packed);
 	if (st->ngpus > 1) {
 		printf("  GPUs:");
 		for (int i = 0; i < st->ngpus && i < KT_TUNE_MAX_GPUS; i++)
@@ -236,6 +236,7 @@ int kt_cmd_tune(int argc, char **argv)
 		{"flags", KT_OPT_STR, &a.flagstr, "\"F...\"", "code-generation flags for every variant, space-separated"},
 		{"flag", KT_OPT_LIST, &a.flags, "F", "one code-generation flag (repeatable)"},
 		{"jobs", KT_OPT_INT, &a.jobs, "N", "parallel compiles (default: cores)"},
+		{"pack", KT_OPT_INT, &a.pack, "N", "variants per nvcc translation unit, at most (default 8; 1: each alone)"},
 		{"timeout", KT_OPT_STR, &a.timeout, "S", "watchdog per variant in seconds (default 10)"},
 		{"config", KT_OPT_LIST, &a.configs, "P=V,...", "evaluate only this configuration, every parameter given (repeatable)"},
 		{"top", KT_OPT_INT, &a.top, "N", "configurations shown per shape (default 10)"},
@@ -293,6 +294,7 @@ int kt_cmd_tune(int argc, char **argv)
 		o.flags = flags;
 		o.nflags = nflags;
 		o.jobs = (int)a.jobs;
+		o.pack = (int)a.pack;
 		o.workdir = a.workdir;
 		o.backend = a.backend;
 		o.types = a.types.v;

@@ -5,8 +5,14 @@
  * which costs every compile a second preprocessing pass).
  *
  * A batch is compiled in two halves so that the caller can measure the previous batch while
- * nvcc runs (and start the next batch while this one's last compiles finish): kt_compile_start writes the files and starts ninja, kt_compile_finish waits for it
- * and reads the results.  Units whose text did not change keep their cubin (ninja skips them).
+ * nvcc runs (and start the next batch while this one's last compiles finish): kt_compile_start
+ * writes the files and starts ninja, kt_compile_finish waits for it and reads the results.
+ * Units whose text did not change keep their cubin (ninja skips them).
+ *
+ * Packing: nvcc spends most of a small variant's compile reading the CUDA headers, so units that
+ * carry a part (kt_emit_part) may share one translation unit, the compiler's prelude followed by
+ * their parts, and one cubin.  A batch is packed only as far as keeps every job busy.  When a
+ * pack fails to compile, its units are compiled alone, so that each compile error is its own.
  */
 #ifndef KT_COMPILE_H
 #define KT_COMPILE_H
@@ -28,15 +34,19 @@ typedef struct kt_compiler {
 	const char *workdir;     /* created if missing */
 	const char *const *deps; /* absolute paths every unit depends on (the template, its headers) */
 	int ndeps;
+	const char *prelude;     /* the start of a shared translation unit (kt_emit_prelude); NULL: no packing */
+	int pack;                /* the most units in one translation unit; < 2: no packing */
 } kt_compiler;
 
 /* One translation unit.  name, src and entry are inputs; the rest is filled by kt_compile_finish. */
 typedef struct kt_unit {
 	char name[160];    /* file stem in the work directory */
-	kt_buf src;        /* its text (owned) */
+	kt_buf src;        /* its text (owned): a whole translation unit */
+	kt_buf part;       /* the same as a part of a shared one (owned); empty: always alone */
 	char entry[192];   /* the kernel whose resources are read ("" for none) */
 	int ok;            /* the cubin was produced */
-	char *cubin;       /* its path (owned) */
+	int packed;        /* in a translation unit shared with other units */
+	char *cubin;       /* its path (owned); packed units share one */
 	char *msg;         /* the compiler's output when it failed (owned) */
 	int regs, smem_static, local_bytes, spill_bytes; /* -1 when unknown */
 } kt_unit;
@@ -46,8 +56,10 @@ void kt_unit_free(kt_unit *u);
 /* Writes the sources and build<slot>.ninja, and starts ninja (in *ninja).  Batches of different
  * slots may compile at the same time (each slot keeps its own ninja log).  0, or -1 with err set. */
 int kt_compile_start(const kt_compiler *c, kt_unit *units, size_t n, int slot, kt_proc *ninja, kt_err *err);
-/* Waits for ninja and fills each unit's results.  -1 only when ninja itself could not run. */
-int kt_compile_finish(const kt_compiler *c, kt_unit *units, size_t n, kt_proc *ninja, kt_err *err);
+/* Waits for ninja and fills each unit's results (the same units and slot as the start).  -1 only
+ * when ninja itself could not run; 1 when a pack failed although each of its units compiles
+ * alone (the template cannot share a translation unit: the caller should stop packing); else 0. */
+int kt_compile_finish(const kt_compiler *c, kt_unit *units, size_t n, int slot, kt_proc *ninja, kt_err *err);
 /* Both halves. */
 int kt_compile(const kt_compiler *c, kt_unit *units, size_t n, kt_err *err);
 

@@ -94,28 +94,40 @@ int kt_cusrc_has_global(const char *s, size_t n, const char *name)
 	return 0;
 }
 
-/* The file name of an `#include "name"` line s[0..n), or NULL. */
-static const char *include_name(const char *s, size_t n, size_t *len)
+/* When the line s[0..n) is the directive `# word ...`: the index just after word; else 0. */
+static size_t directive(const char *s, size_t n, const char *word)
 {
-	size_t p = 0;
+	size_t p = 0, w = strlen(word);
 	while (p < n && is_blank(s[p]))
 		p++;
 	if (p == n || s[p++] != '#')
-		return NULL;
+		return 0;
 	while (p < n && is_blank(s[p]))
 		p++;
-	if (n - p < 7 || memcmp(s + p, "include", 7) != 0)
-		return NULL;
-	for (p += 7; p < n && is_blank(s[p]); p++)
+	if (n - p < w || memcmp(s + p, word, w) != 0 || (p + w < n && is_id(s[p + w])))
+		return 0;
+	for (p += w; p < n && is_blank(s[p]); p++)
 		;
+	return p;
+}
+
+/* The file name of an `#include <name>` (close '>') or `#include "name"` (close '"') line
+ * s[0..n), or NULL. */
+static const char *include_name_in(const char *s, size_t n, char close, size_t *len)
+{
+	size_t p = directive(s, n, "include");
+	if (!p || p >= n || s[p] != (close == '"' ? '"' : '<'))
+		return NULL;
 	size_t q = p + 1;
-	while (q < n && s[q] != '"')
+	while (q < n && s[q] != close)
 		q++;
-	if (p >= n || s[p] != '"' || q >= n || q == p + 1)
+	if (q >= n || q == p + 1)
 		return NULL;
 	*len = q - p - 1;
 	return s + p + 1;
 }
+
+static const char *include_name(const char *s, size_t n, size_t *len) { return include_name_in(s, n, '"', len); }
 
 typedef struct incl {
 	kt_arena *a;
@@ -176,4 +188,66 @@ int kt_cusrc_includes(kt_arena *a, const char *path, const char *text, size_t le
 	*paths = in->paths;
 	free(in);
 	return n;
+}
+
+/* Collects, for each line of text, what `pick` finds there (a name of *len bytes, or NULL). */
+static int collect(kt_arena *a, const char *text, size_t len, const char ***names,
+		   const char *(*pick)(const char *, size_t, size_t *))
+{
+	int n = 0, cap = 16;
+	const char **v = kt_xcalloc((size_t)cap, sizeof *v);
+	for (size_t bol = 0; bol < len;) {
+		size_t eol = bol, k;
+		while (eol < len && text[eol] != '\n')
+			eol++;
+		const char *name = pick(text + bol, eol - bol, &k);
+		if (name) {
+			if (n == cap)
+				v = kt_xrealloc(v, (size_t)(cap *= 2) * sizeof *v);
+			v[n++] = kt_arena_strndup(a, name, k);
+		}
+		bol = eol + 1;
+	}
+	*names = kt_arena_alloc(a, (size_t)(n ? n : 1) * sizeof **names);
+	memcpy(*names, v, (size_t)n * sizeof *v);
+	free(v);
+	return n;
+}
+
+static const char *define_name(const char *s, size_t n, size_t *len)
+{
+	size_t p = directive(s, n, "define");
+	if (!p || p >= n || !is_id0(s[p]))
+		return NULL;
+	*len = ident_len(s, p, n);
+	return s + p;
+}
+
+static const char *system_name(const char *s, size_t n, size_t *len) { return include_name_in(s, n, '>', len); }
+
+int kt_cusrc_defines(kt_arena *a, const char *text, size_t len, const char ***names)
+{
+	return collect(a, text, len, names, define_name);
+}
+
+int kt_cusrc_system_includes(kt_arena *a, const char *text, size_t len, const char ***names)
+{
+	return collect(a, text, len, names, system_name);
+}
+
+int kt_cusrc_mentions(const char *s, size_t n, const char *const *names, int nnames)
+{
+	for (size_t i = 0; i < n;) {
+		size_t j = skip_noise(s, i, n);
+		if (j != i || !is_id0(s[i]) || (i > 0 && is_id(s[i - 1]))) {
+			i = j != i ? j : i + 1;
+			continue;
+		}
+		size_t len = ident_len(s, i, n);
+		for (int k = 0; k < nnames; k++)
+			if (strlen(names[k]) == len && !memcmp(s + i, names[k], len))
+				return 1;
+		i += len;
+	}
+	return 0;
 }

@@ -17,4 +17,13 @@ int kt_cusrc_has_global(const char *src, size_t len, const char *name);
  * resolved paths, in the order found) and returns how many. */
 int kt_cusrc_includes(kt_arena *a, const char *path, const char *text, size_t len, const char ***paths);
 
+/* The names of text[0..len)'s `#define NAME` lines and its `#include <x>` lines (system headers):
+ * *names is set to an array in the arena, in the order found (a name may repeat).  Returns how
+ * many. */
+int kt_cusrc_defines(kt_arena *a, const char *text, size_t len, const char ***names);
+int kt_cusrc_system_includes(kt_arena *a, const char *text, size_t len, const char ***names);
+
+/* 1 when an identifier of text[0..len), outside comments and literals, is one of names[0..n). */
+int kt_cusrc_mentions(const char *text, size_t len, const char *const *names, int n);
+
 #endif

@@ -46,6 +46,18 @@ int kt_emit(const kt_tmpl *t, const kt_emit_opts *o, kt_err *err);
  * symbol_kernel).  The tuner compiles the same text, so what it measures is what ships. */
 void kt_emit_variant(const kt_tmpl *t, const uint16_t *cfg, const char *symbol, kt_buf *out);
 
+/* Variants compiled together, for speed (the tuner's nvcc then reads the CUDA headers once for
+ * several variants): a translation unit is the prelude, then parts.  A part is a variant's
+ * kernel in a namespace of its own (symbol_ns), its parameters defined around it, with no
+ * launcher; its code is the same as in the variant's own translation unit.  The prelude holds
+ * the CUDA headers and the template's headers, which a part then finds already included.
+ * kt_emit_prelude returns 1 and writes nothing when the template cannot share a translation
+ * unit: one of its local headers mentions a macro that a part defines (a parameter, a type
+ * symbol, the kernel's or the reference's name, a #define of the template), so its text would
+ * differ from variant to variant. */
+int kt_emit_prelude(const kt_tmpl *t, kt_buf *out);
+void kt_emit_part(const kt_tmpl *t, const uint16_t *cfg, const char *symbol, kt_buf *out);
+
 /* The variant symbol for cfg: "kt_<name>_<8 hex digits>", a hash of the configuration and the
  * chosen type symbols, written to out (at least 64 + strlen(name) bytes). */
 void kt_emit_symbol(const kt_tmpl *t, const char *name, const uint16_t *cfg, char *out, size_t outsz);

@@ -15,6 +15,21 @@ const kt_gpu_ops *kt_gpu_backend(const char *name)
 	return NULL;
 }
 
+/* The last name of a mangled nested name "N<len><name>...E" at p (after "_Z"): its length in
+ * *len, or NULL. */
+static const char *nested_last(const char *p, long *len)
+{
+	const char *last = NULL;
+	char *end;
+	for (p++; *p >= '1' && *p <= '9'; p = end + *len) {
+		*len = strtol(p, &end, 10);
+		if ((long)strnlen(end, (size_t)*len) < *len)
+			return NULL;
+		last = end;
+	}
+	return *p == 'E' ? last : NULL;
+}
+
 int kt_gpu_name_matches(const char *sym, const char *name)
 {
 	if (!strcmp(sym, name))
@@ -22,8 +37,13 @@ int kt_gpu_name_matches(const char *sym, const char *name)
 	if (strncmp(sym, "_Z", 2))
 		return 0;
 	char *end;
-	long len = strtol(sym + 2, &end, 10);
-	return end != sym + 2 && len == (long)strlen(name) && !strncmp(end, name, (size_t)len);
+	long len = 0;
+	const char *at = sym[2] == 'N' ? nested_last(sym + 2, &len) : NULL; /* in a namespace (packed variants) */
+	if (!at) {
+		len = strtol(sym + 2, &end, 10);
+		at = end != sym + 2 ? end : NULL;
+	}
+	return at && len == (long)strlen(name) && !strncmp(at, name, (size_t)len);
 }
 
 int kt_gpu_function(kt_gpu *g, void *mod, const char *name, void **fn, kt_err *err)

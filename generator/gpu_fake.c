@@ -189,7 +189,18 @@ static int fake_function(kt_gpu *g, void *mod, const char *name, void **fn)
 		return -1;
 	fake_fn *f = kt_xcalloc(1, sizeof *f);
 	snprintf(f->name, sizeof f->name, "%s", name);
-	configure(m->text, f);
+	/* In a module of several variants (kt_emit_part), only the kernel's own part configures it. */
+	static const char part[] = "// kt part: ";
+	const char *at = strstr(m->text, pat), *from = m->text, *p;
+	while ((p = strstr(from, part)) && p < at)
+		from = p + 1;
+	from = from == m->text ? from : from - 1;
+	const char *to = strstr(at, part);
+	char *seg = kt_xmalloc((size_t)((to ? to : at + strlen(at)) - from) + 1);
+	memcpy(seg, from, (size_t)((to ? to : at + strlen(at)) - from));
+	seg[(to ? to : at + strlen(at)) - from] = 0;
+	configure(seg, f);
+	free(seg);
 	m->fns[m->nfns++] = f;
 	*fn = f;
 	return 0;

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cusrc.h"
+
 enum { MAX_ROUNDS = 20 };
 
 /* Where rounds' templates go: o->workdir, else a temporary directory (removed by cleanup). */
@@ -71,6 +73,13 @@ static kt_tmpl *round_tmpl(round_dirs *d, const kt_tmpl *t, const kt_tune_opts *
 		kt_buf diags = {0};
 		kt_err perr = {0};
 		n = kt_tmpl_parse(path, &to, &diags, &perr);
+		if (n) { /* its local headers are the original's: nvcc finds them through -I<original's directory> */
+			char *as = kt_path_join(d->orig_dir, base);
+			const char **inc;
+			n->nincludes = kt_cusrc_includes(n->arena, as, n->src, n->srclen, &inc);
+			n->includes = inc;
+			free(as);
+		}
 		if (!n)
 			kt_buf_printf(note, "the template of round %d does not parse:\n%s", k,
 				      diags.len ? kt_buf_str(&diags) : perr.msg);

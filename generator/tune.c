@@ -29,6 +29,7 @@ static const int64_t BW_BYTES = 1LL << 30;     /* the copy measured for the band
 static const double MEASURE_TIMEOUT_S = 120;   /* watchdog of the ceilings and the final re-timing */
 enum { PENDING = -2 }; /* ev_of: in a batch, not yet recorded */
 enum { DEFAULT_RETIME_TOP = 5, RETIME_ROUNDS = 30, MIN_BATCH = 8, MAX_BATCH = 64 };
+enum { DEFAULT_PACK = 8 }; /* variants per translation unit: past this, cicc and ptxas dominate */
 #define CEILINGS_FILE "gpu-ceilings.json"
 
 /* One configuration on its way through compile and test. */
@@ -45,6 +46,7 @@ typedef struct batch {
 	size_t n;
 	kt_proc ninja;
 	int compiling;
+	int slot;         /* the compile slot it was started in */
 } batch;
 
 typedef struct tuner {
@@ -71,6 +73,7 @@ typedef struct tuner {
 	int ndeps;
 	kt_tune_stats st;
 	int slot;         /* the compile slot of the next batch */
+	kt_buf prelude;   /* of translation units shared by several variants (tu->cc.prelude) */
 } tuner;
 
 /* ---- GPUs ----------------------------------------------------------------------------------- */
@@ -318,6 +321,8 @@ static void cand_init(tuner *tu, cand *c, size_t idx)
 	snprintf(c->u.name, sizeof c->u.name, "%s", sym);
 	snprintf(c->u.entry, sizeof c->u.entry, "%s_kernel", sym);
 	kt_emit_variant(tu->t, cfg, sym, &c->u.src);
+	if (tu->cc.prelude)
+		kt_emit_part(tu->t, cfg, sym, &c->u.part);
 	kt_tmpl_format_config(tu->t, cfg, &cfgtext);
 	c->config = kt_buf_detach(&cfgtext);
 }
@@ -386,7 +391,8 @@ static int compile_start(tuner *tu, batch *b, kt_err *err)
 	kt_unit *u = kt_xcalloc(b->n, sizeof *u);
 	for (size_t i = 0; i < b->n; i++)
 		u[i] = b->c[i].u;
-	int rc = kt_compile_start(&tu->cc, u, b->n, tu->slot, &b->ninja, err);
+	b->slot = tu->slot;
+	int rc = kt_compile_start(&tu->cc, u, b->n, b->slot, &b->ninja, err);
 	tu->slot ^= 1; /* the next batch may start while this one finishes */
 	free(u); /* the units are shallow copies: b->c keeps the buffers */
 	b->compiling = rc == 0;
@@ -400,12 +406,16 @@ static int compile_finish(tuner *tu, batch *b, kt_err *err)
 	kt_unit *u = kt_xcalloc(b->n, sizeof *u);
 	for (size_t i = 0; i < b->n; i++)
 		u[i] = b->c[i].u;
-	int rc = kt_compile_finish(&tu->cc, u, b->n, &b->ninja, err);
-	for (size_t i = 0; i < b->n; i++)
+	int rc = kt_compile_finish(&tu->cc, u, b->n, b->slot, &b->ninja, err);
+	for (size_t i = 0; i < b->n; i++) {
 		b->c[i].u = u[i];
+		tu->st.packed += u[i].packed;
+	}
 	free(u);
 	b->compiling = 0;
-	return rc;
+	if (rc == 1) /* the template cannot share a translation unit: each variant alone from now on */
+		tu->cc.prelude = NULL;
+	return rc < 0 ? -1 : 0;
 }
 
 /* After compiling: record compile failures and resource overruns.  The rest get an eval slot
@@ -692,6 +702,7 @@ static int first_batch(tuner *tu, batch *b, batch *pre, const cand **ref, const 
 		kt_err e = {0};
 		cand_init(tu, r, tu->def_idx >= 0 ? (size_t)tu->def_idx : 0);
 		snprintf(r->u.name, sizeof r->u.name, "kt_reference");
+		kt_buf_free(&r->u.part); /* compiled alone, under its own name */
 		kt_tmpl_env(tu->t, tu->shape, kt_space_cfg(&tu->space, r->idx), env);
 		kt_tmpl_launch(tu->t, env, &r->l, &e);
 	}
@@ -745,6 +756,7 @@ static void tuner_free(tuner *tu)
 	remove_workdir(tu);
 	free(tu->workdir);
 	free(tu->nvcc);
+	kt_buf_free(&tu->prelude);
 	for (int i = 0; i < tu->ndeps; i++)
 		free(tu->deps[i]);
 	free(tu->deps);
@@ -808,7 +820,11 @@ static int setup(tuner *tu, int **gpus, int *ngpus, kt_err *err)
 			tu->deps[tu->ndeps++] = p;
 	}
 	tu->cc = (kt_compiler){tu->nvcc ? tu->nvcc : o->nvcc, o->ninja, o->arch ? o->arch : tu->info.id.cc_major * 10 + tu->info.id.cc_minor,
-			       o->flags, o->nflags, o->jobs, tu->workdir, (const char *const *)tu->deps, tu->ndeps};
+			       o->flags, o->nflags, o->jobs, tu->workdir, (const char *const *)tu->deps, tu->ndeps,
+			       NULL, 0};
+	tu->cc.pack = o->pack > 0 ? o->pack : DEFAULT_PACK;
+	if (tu->cc.pack > 1 && kt_emit_prelude(tu->t, &tu->prelude) == 0)
+		tu->cc.prelude = kt_buf_str(&tu->prelude);
 	kt_tune_result *r = tu->r;
 	r->nparams = tu->t->nparams;
 	r->best = -1;

@@ -29,6 +29,7 @@ typedef struct kt_tune_stats {
 	double compile_wait_s; /* waiting for nvcc after a batch was measured */
 	double retime_s;       /* the final interleaved re-timing */
 	int batches;
+	int packed;            /* variants compiled in shared translation units */
 	int restarts;          /* workers restarted after faults and hangs */
 	int ngpus;             /* GPUs that checked and timed (one worker each) */
 	int gpu[KT_TUNE_MAX_GPUS];
@@ -47,6 +48,7 @@ typedef struct kt_tune_opts {
 	int nflags;
 	int jobs;                     /* parallel compiles; <= 0: cores */
 	int batch;                    /* configurations per compile batch; <= 0: from jobs */
+	int pack;                     /* most variants per nvcc translation unit; 0: 8; 1: each alone */
 	const char *workdir;          /* NULL: a temporary directory, removed at the end */
 	const char *backend;          /* GPU backend: "cuda" (NULL) or "fake" */
 	const char *exe;              /* the kt executable that runs workers; NULL: this one */

@@ -5,11 +5,15 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "compile.h"
+#include "emit.h"
+#include "proc.h"
+#include "space.h"
 
 static const char ptxas_log[] =
 	"ptxas info    : 0 bytes gmem\n"
@@ -28,6 +32,14 @@ static const char ptxas_log[] =
 
 static void test_ptxas(void)
 {
+	/* Inside a namespace (variants compiled together) the mangled name is nested. */
+	static const char nested[] = "ptxas info    : Compiling entry function '_ZN5ab_ns22kt_rms_0123abcd_kernelEPf' for 'sm_90'\n"
+				     "ptxas info    : Used 12 registers, used 0 barriers\n";
+	int r = -1, sm = -1, lo = -1, sp = -1;
+	CHECK_INT(kt_ptxas_parse(nested, "kt_rms_0123abcd_kernel", &r, &sm, &lo, &sp), 0);
+	CHECK_INT(r, 12);
+	CHECK_INT(kt_ptxas_parse(nested, "ab_ns", &r, &sm, &lo, &sp), -1);
+	CHECK_INT(kt_ptxas_parse(nested, "kt_rms", &r, &sm, &lo, &sp), -1);
 	int regs = -1, smem = -1, local = -1, spill = -1;
 	CHECK_INT(kt_ptxas_parse(ptxas_log, "kt_rms_0123abcd_kernel", &regs, &smem, &local, &spill), 0);
 	CHECK_INT(regs, 255);
@@ -115,7 +127,7 @@ static void test_nvcc(const char *nvcc, const char *dir)
 	kt_err err = {0};
 	kt_write_atomic(dep, "// a header\n", 12, &err);
 	const char *deps[1] = {dep};
-	kt_compiler c = {nvcc, NULL, 90, NULL, 0, 2, dir, deps, 1};
+	kt_compiler c = {nvcc, NULL, 90, NULL, 0, 2, dir, deps, 1, NULL, 0};
 	kt_unit u[3];
 	/* An instantiated template's mangled name carries template arguments: matched by prefix. */
 	unit(&u[0], "good", "kt_good_kernel", good_src);
@@ -163,7 +175,7 @@ static void test_nvcc(const char *nvcc, const char *dir)
 		kt_unit_free(&u[i]);
 
 	/* A compiler that cannot run: every unit fails with ninja's message, and the loop goes on. */
-	kt_compiler bad = {"/nonexistent/nvcc", NULL, 90, NULL, 0, 1, dir, NULL, 0};
+	kt_compiler bad = {"/nonexistent/nvcc", NULL, 90, NULL, 0, 1, dir, NULL, 0, NULL, 0};
 	unit(&u[0], "other", "k", "__global__ void k() {}\n");
 	int rc = kt_compile(&bad, u, 1, &err);
 	CHECK_INT(rc, 0);
@@ -172,6 +184,176 @@ static void test_nvcc(const char *nvcc, const char *dir)
 	CHECK_INT(u[0].ok, 0);
 	CHECK(u[0].msg && strstr(u[0].msg, "nonexistent"));
 	kt_unit_free(&u[0]);
+}
+
+/* Runs argv to completion; its exit status (-1 when it could not start). */
+static int run(char *const argv[])
+{
+	kt_proc p;
+	kt_err err = {0};
+	int status = 0;
+	if (kt_proc_spawn(&p, argv, 0, "/dev/null", &err) || kt_proc_wait(&p, 300, &status) != 1)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The PTX body of entry `name` in text, its basic-block labels and local depots renumbered
+ * from 0 (a translation unit's numbering runs across its functions).  "" when missing. */
+static void ptx_entry(const char *text, const char *name, kt_buf *out)
+{
+	char key[256];
+	snprintf(key, sizeof key, ".entry %s(", name);
+	const char *p = strstr(text, key), *end = p ? strstr(p, "\n}\n") : NULL;
+	for (; p && p < end; p++) {
+		static const char *const counted[] = {"$L__BB", "__local_depot"};
+		int hit = 0;
+		for (int i = 0; i < 2 && !hit; i++)
+			if (!strncmp(p, counted[i], strlen(counted[i]))) {
+				kt_buf_puts(out, counted[i]);
+				p += strlen(counted[i]);
+				while (*p >= '0' && *p <= '9')
+					p++;
+				p--;
+				hit = 1;
+			}
+		if (!hit)
+			kt_buf_putc(out, *p);
+	}
+}
+
+static const char pack_prelude[] = "// kt part test\n#include <cuda_runtime.h>\n";
+
+static void part_unit(kt_unit *u, const char *name, const char *body)
+{
+	char entry[64];
+	snprintf(entry, sizeof entry, "%s_kernel", name);
+	kt_buf text = {0}; /* body with its "%s" replaced by the kernel's name */
+	const char *at = strstr(body, "%s");
+	kt_buf_add(&text, body, (size_t)(at - body));
+	kt_buf_printf(&text, "%s%s", entry, at + 2);
+	unit(u, name, entry, "");
+	kt_buf_printf(&u->src, "%s%s", pack_prelude, kt_buf_str(&text));
+	kt_buf_printf(&u->part, "// kt part: %s\nnamespace %s_ns {\n%s}\n", name, name, kt_buf_str(&text));
+	kt_buf_free(&text);
+}
+
+/* Variants of a shipped template compiled together: each is found in the shared cubin with its
+ * resources, and its code is exactly the code of its own translation unit (what ships). */
+static void test_pack_template(const char *nvcc, const char *dir)
+{
+	kt_err err = {0};
+	kt_buf diags = {0}, prelude = {0};
+	const char *types[] = {"T=bfloat16"};
+	kt_tmpl_opts to = {types, 1};
+	kt_tmpl *t = kt_tmpl_parse(KT_TEMPLATES_DIR "/rmsnorm.cu.tmpl", &to, &diags, &err);
+	CHECK(t != NULL);
+	if (!t)
+		return;
+	int64_t shape[2] = {64, 4096};
+	kt_space sp = {0};
+	CHECK_INT(kt_space_enum(t, shape, &sp, &err), 0);
+	CHECK_INT(kt_emit_prelude(t, &prelude), 0);
+	char work[600];
+	snprintf(work, sizeof work, "%s/pack", dir);
+	kt_compiler c = {nvcc, NULL, 90, NULL, 0, 1, work, NULL, 0, kt_buf_str(&prelude), 8};
+	enum { N = 4 };
+	kt_unit u[N];
+	for (int i = 0; i < N; i++) {
+		const uint16_t *cfg = kt_space_cfg(&sp, (size_t)i * sp.count / N);
+		char sym[160];
+		kt_emit_symbol(t, t->kernel, cfg, sym, sizeof sym);
+		unit(&u[i], sym, "", "");
+		snprintf(u[i].entry, sizeof u[i].entry, "%s_kernel", sym);
+		kt_emit_variant(t, cfg, sym, &u[i].src);
+		kt_emit_part(t, cfg, sym, &u[i].part);
+	}
+	CHECK_INT(kt_compile(&c, u, N, &err), 0);
+	char pack_src[2048];
+	snprintf(pack_src, sizeof pack_src, "%s/%s_pack.cu", work, u[0].name);
+	kt_buf pack_ptx = {0};
+	char ptx[800];
+	snprintf(ptx, sizeof ptx, "%s/pack.ptx", work);
+	char *pargv[] = {(char *)nvcc, "-ptx", "-arch=sm_90", "-o", ptx, pack_src, NULL};
+	CHECK_INT(run(pargv), 0);
+	kt_read_file(ptx, &pack_ptx, &err);
+	char *shared = u[0].cubin ? strdup(u[0].cubin) : NULL;
+	for (int i = 0; i < N; i++) {
+		CHECK_INT(u[i].ok, 1);
+		CHECK_INT(u[i].packed, 1);
+		CHECK(u[i].regs > 0);
+		CHECK(shared && u[i].cubin && !strcmp(u[i].cubin, shared));
+		kt_buf src = {0};
+		kt_buf_printf(&src, "%s/%s.cu", work, u[i].name);
+		kt_write_atomic(kt_buf_str(&src), u[i].src.data, u[i].src.len, &err);
+		char *argv[] = {(char *)nvcc, "-ptx", "-arch=sm_90", "-o", ptx, src.data, NULL};
+		CHECK_INT(run(argv), 0);
+		kt_buf alone = {0}, a = {0}, b = {0};
+		kt_read_file(ptx, &alone, &err);
+		ptx_entry(kt_buf_str(&alone), u[i].entry, &a);
+		ptx_entry(kt_buf_str(&pack_ptx), u[i].entry, &b);
+		CHECK(a.len > 100);
+		CHECK(a.len == b.len && !memcmp(a.data, b.data, a.len));
+		kt_buf_free(&src);
+		kt_buf_free(&alone);
+		kt_buf_free(&a);
+		kt_buf_free(&b);
+		kt_unit_free(&u[i]);
+	}
+	free(shared);
+	kt_buf_free(&pack_ptx);
+	kt_buf_free(&prelude);
+	kt_buf_free(&diags);
+	kt_space_free(&sp);
+	kt_tmpl_free(t);
+}
+
+/* A pack with a broken part: its units are compiled alone, each compile error is its own, the
+ * others pass.  Parts that only fail together (one C symbol defined twice): finish says 1. */
+static void test_pack_failures(const char *nvcc, const char *dir)
+{
+	char work[600];
+	snprintf(work, sizeof work, "%s/packfail", dir);
+	kt_err err = {0};
+	kt_compiler c = {nvcc, NULL, 90, NULL, 0, 1, work, NULL, 0, pack_prelude, 8};
+	kt_unit u[3];
+	part_unit(&u[0], "pa", "extern \"C\" __global__ void %s(float *o) { o[0] = 1.f; }\n");
+	part_unit(&u[1], "pb", "extern \"C\" __global__ void %s(float *o) { o[0] = undefined_thing; }\n");
+	part_unit(&u[2], "pc", "__global__ void %s(float *o) { o[threadIdx.x] = 2.f; }\n");
+	kt_proc ninja;
+	CHECK_INT(kt_compile_start(&c, u, 3, 0, &ninja, &err), 0);
+	CHECK_INT(kt_compile_finish(&c, u, 3, 0, &ninja, &err), 0);
+	CHECK_INT(u[0].ok, 1);
+	CHECK_INT(u[0].packed, 0);
+	CHECK_INT(u[1].ok, 0);
+	CHECK(u[1].msg && strstr(u[1].msg, "undefined_thing"));
+	CHECK_INT(u[2].ok, 1);
+	CHECK(u[2].regs > 0); /* a mangled name: found in its own unit's report */
+	for (int i = 0; i < 3; i++)
+		kt_unit_free(&u[i]);
+
+	/* Each alone compiles; together the C function kt_twice is defined twice. */
+	const char *twice = "extern \"C\" __device__ float kt_twice(float v) { return 2.f * v; }\n"
+			    "__global__ void %s(float *o) { o[0] = kt_twice(o[0]); }\n";
+	part_unit(&u[0], "qa", twice);
+	part_unit(&u[1], "qb", twice);
+	CHECK_INT(kt_compile_start(&c, u, 2, 1, &ninja, &err), 0);
+	CHECK_INT(kt_compile_finish(&c, u, 2, 1, &ninja, &err), 1);
+	CHECK_INT(u[0].ok, 1);
+	CHECK_INT(u[1].ok, 1);
+	CHECK(strcmp(u[0].cubin, u[1].cubin) != 0);
+	for (int i = 0; i < 2; i++)
+		kt_unit_free(&u[i]);
+
+	/* Packed kernels in a namespace keep their resources (mangled names are nested there). */
+	part_unit(&u[0], "ra", "__global__ void %s(float *o) { o[threadIdx.x] = 3.f; }\n");
+	part_unit(&u[1], "rb", "__global__ void %s(float *o) { __shared__ float s[64]; s[threadIdx.x] = 1.f; __syncthreads(); o[0] = s[63]; }\n");
+	CHECK_INT(kt_compile(&c, u, 2, &err), 0);
+	CHECK_INT(u[0].packed, 1);
+	CHECK_INT(u[1].packed, 1);
+	CHECK(u[0].regs > 0);
+	CHECK_INT(u[1].smem_static, 256);
+	for (int i = 0; i < 2; i++)
+		kt_unit_free(&u[i]);
 }
 
 int main(void)
@@ -184,6 +366,8 @@ int main(void)
 		if (!mkdtemp(dir))
 			return 1;
 		test_nvcc(nvcc, dir);
+		test_pack_template(nvcc, dir);
+		test_pack_failures(nvcc, dir);
 		char cmd[128];
 		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 		if (system(cmd))

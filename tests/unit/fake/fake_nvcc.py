@@ -13,25 +13,10 @@ import re
 import sys
 
 
-def main(argv):
-    out = dep = src = None
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if a == "-o":
-            out = argv[i + 1]
-            i += 2
-            continue
-        if a == "-MF":
-            dep = argv[i + 1]
-            i += 2
-            continue
-        if a.endswith(".cu"):
-            src = a
-        i += 1
-    text = open(src).read()
+def compile_part(src, text, included):
+    """One variant's text: the template inlined and renamed.  (text, {kernel: regs}), or None
+    after a planted compile error."""
     defines = dict(re.findall(r"^#define (\w+) (\S+)$", text, re.M))
-    included = []
 
     def inline(m):
         path = m.group(1)
@@ -52,12 +37,46 @@ def main(argv):
     for line in re.findall(r"fake-compile-error: (.*)$", text, re.M):
         if holds(line.split()):
             sys.stderr.write("%s(1): error: planted compile error (%s)\n" % (src, line.strip()))
-            return 1
+            return None
     regs = 32
     for line in re.findall(r"fake-regs: (.*)$", text, re.M):
         *settings, n = line.split()
         if holds(settings):
             regs = int(n)
+    return text, {name: regs for name in re.findall(r"__global__ void (\w+)\(", text)}
+
+
+def main(argv):
+    out = dep = src = None
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "-o":
+            out = argv[i + 1]
+            i += 2
+            continue
+        if a == "-MF":
+            dep = argv[i + 1]
+            i += 2
+            continue
+        if a.endswith(".cu"):
+            src = a
+        i += 1
+    text = open(src).read()
+    # A translation unit shared by several variants (kt_emit_prelude, kt_emit_part): each part
+    # is compiled as its own variant, and one failing part fails the whole unit, like nvcc.
+    pieces = re.split(r"^(?=// kt part: )", text, flags=re.M)
+    parts = pieces[1:] if len(pieces) > 1 else pieces
+    included = []
+    outputs = []
+    regs_of = {}
+    for part in parts:
+        done = compile_part(src, part, included)
+        if done is None:
+            return 1
+        outputs.append(done[0])
+        regs_of.update(done[1])
+    text = "".join(outputs)
     with open(out, "w") as f:
         f.write(text)
     if dep:
@@ -67,7 +86,7 @@ def main(argv):
         sys.stderr.write("ptxas info    : Compiling entry function '_Z%d%sPfPKfi' for 'sm_90'\n" % (len(name), name))
         sys.stderr.write("ptxas info    : Function properties for _Z%d%sPfPKfi\n" % (len(name), name))
         sys.stderr.write("    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n")
-        sys.stderr.write("ptxas info    : Used %d registers, used 0 barriers, 16 bytes smem\n" % regs)
+        sys.stderr.write("ptxas info    : Used %d registers, used 0 barriers, 16 bytes smem\n" % regs_of.get(name, 32))
     return 0
 
 

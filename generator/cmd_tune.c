@@ -222,7 +222,7 @@ static int list_gpus(const char *backend, kt_err *err)
 
 int kt_cmd_tune(int argc, char **argv)
 {
-	tune_args a = {.budget = 0, .seed = 1, .gpu = 0, .top = TOP_SHOWN};
+	tune_args a = {.budget = 0, .seed = 1, .gpu = 0, .top = TOP_SHOWN, .pack = KT_TUNE_PACK};
 	const kt_opt opts[] = {
 		{"shape", KT_OPT_LIST, &a.shapes, "SPEC", "a shape to tune, e.g. rows=4096,hidden=4096 (repeatable)"},
 		{"type", KT_OPT_LIST, &a.types, "T=x", "choose a type symbol, e.g. T=bfloat16 (repeatable)"},
@@ -272,6 +272,8 @@ int kt_cmd_tune(int argc, char **argv)
 		rc = kt_fail(&err, "no template given (usage: %s)", usage);
 	if (rc == 0 && a.shapes.n == 0)
 		rc = kt_fail(&err, "--shape is required (usage: %s)", usage);
+	if (rc == 0 && a.pack < 1)
+		rc = kt_fail(&err, "--pack %lld: a translation unit holds at least 1 variant", a.pack);
 	if (rc == 0)
 		rc = parse_seconds(a.seconds, "--seconds", &o.seconds, &err);
 	if (rc == 0)

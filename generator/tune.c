@@ -29,7 +29,6 @@ static const int64_t BW_BYTES = 1LL << 30;     /* the copy measured for the band
 static const double MEASURE_TIMEOUT_S = 120;   /* watchdog of the ceilings and the final re-timing */
 enum { PENDING = -2 }; /* ev_of: in a batch, not yet recorded */
 enum { DEFAULT_RETIME_TOP = 5, RETIME_ROUNDS = 30, MIN_BATCH = 8, MAX_BATCH = 64 };
-enum { DEFAULT_PACK = 8 }; /* variants per translation unit: past this, cicc and ptxas dominate */
 #define CEILINGS_FILE "gpu-ceilings.json"
 
 /* One configuration on its way through compile and test. */
@@ -785,7 +784,10 @@ static int keep_only(tuner *tu, kt_err *err)
 			free(keep);
 			return -1;
 		}
-		if (def < 0 || memcmp(keep, want, np * sizeof *want))
+		size_t k = 0; /* given twice, or the default: evaluated once */
+		while (k < n && memcmp(keep + k * np, want, np * sizeof *want))
+			k++;
+		if (k == n)
 			memcpy(keep + n++ * np, want, np * sizeof *want);
 	}
 	free(tu->space.cfgs);
@@ -822,7 +824,7 @@ static int setup(tuner *tu, int **gpus, int *ngpus, kt_err *err)
 	tu->cc = (kt_compiler){tu->nvcc ? tu->nvcc : o->nvcc, o->ninja, o->arch ? o->arch : tu->info.id.cc_major * 10 + tu->info.id.cc_minor,
 			       o->flags, o->nflags, o->jobs, tu->workdir, (const char *const *)tu->deps, tu->ndeps,
 			       NULL, 0};
-	tu->cc.pack = o->pack > 0 ? o->pack : DEFAULT_PACK;
+	tu->cc.pack = o->pack > 0 ? o->pack : KT_TUNE_PACK;
 	if (tu->cc.pack > 1 && kt_emit_prelude(tu->t, &tu->prelude) == 0)
 		tu->cc.prelude = kt_buf_str(&tu->prelude);
 	kt_tune_result *r = tu->r;

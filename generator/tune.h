@@ -21,6 +21,7 @@
 #include "util.h"
 
 enum { KT_TUNE_MAX_GPUS = 16 }; /* GPUs reported in kt_tune_stats (all of them are used) */
+enum { KT_TUNE_PACK = 8 };      /* variants per nvcc translation unit: past this, cicc and ptxas dominate */
 
 /* Where the time of one tuning went (wall seconds). */
 typedef struct kt_tune_stats {
@@ -48,7 +49,7 @@ typedef struct kt_tune_opts {
 	int nflags;
 	int jobs;                     /* parallel compiles; <= 0: cores */
 	int batch;                    /* configurations per compile batch; <= 0: from jobs */
-	int pack;                     /* most variants per nvcc translation unit; 0: 8; 1: each alone */
+	int pack;                     /* most variants per nvcc translation unit; 0: KT_TUNE_PACK; 1: alone */
 	const char *workdir;          /* NULL: a temporary directory, removed at the end */
 	const char *backend;          /* GPU backend: "cuda" (NULL) or "fake" */
 	const char *exe;              /* the kt executable that runs workers; NULL: this one */

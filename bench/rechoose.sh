@@ -5,10 +5,14 @@
 # final interleaved re-timing) and say whether the search's choice is within the measured noise
 # of the exhaustive best.
 #
-#   bench/rechoose.sh KT [OUTDIR]
+#   bench/rechoose.sh KT [OUTDIR [CASE...]]
+#
+# CASE: silu, gelu, merge or transpose (default: all four).
 set -eu
 kt=$1
 out=${2:-$(mktemp -d)}
+shift $(($# < 2 ? $# : 2))
+cases=${*:-silu gelu merge transpose}
 src=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 case $("$kt" tune --list-gpus) in "no GPU"*) echo "rechoose: skipped (no GPU)"; exit 0 ;; esac
@@ -36,8 +40,13 @@ case1() { # NAME TEMPLATE TYPE SHAPE
 	printf '%-18s | %-26s | %4s/%-4s | %-58s | %-58s | %8s (%5s) | %8s (%5s) | %s\n' "$2" "$shape" "$evals" "$feasible" \
 		"$best" "$pick" ${bt% *} ${bt#* } ${pt% *} ${pt#* } "$verdict"
 }
-case1 silu silu_and_mul T=bfloat16 tokens=4096,d=8192
-case1 gelu gelu_and_mul T=bfloat16 tokens=2048,d=11008
-case1 merge merge_attn_states T=bfloat16 tokens=4096,heads=32,dim=128
-case1 transpose transpose T=bfloat16 rows=8192,cols=8192
+for c in $cases; do
+	case $c in
+	silu) case1 silu silu_and_mul T=bfloat16 tokens=4096,d=8192 ;;
+	gelu) case1 gelu gelu_and_mul T=bfloat16 tokens=2048,d=11008 ;;
+	merge) case1 merge merge_attn_states T=bfloat16 tokens=4096,heads=32,dim=128 ;;
+	transpose) case1 transpose transpose T=bfloat16 rows=8192,cols=8192 ;;
+	*) echo "rechoose: unknown case '$c' (silu, gelu, merge, transpose)" >&2; exit 1 ;;
+	esac
+done
 echo "details: $out"

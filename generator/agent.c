@@ -727,7 +727,7 @@ void kt_transcript_finish(kt_llm *llm, cJSON *root, const kt_convo *c, const cha
 cJSON *kt_transcript_start(kt_llm *llm, const char *task)
 {
 	cJSON *root = cJSON_CreateObject();
-	cJSON_AddStringToObject(root, "format", "kt-transcript-1");
+	cJSON_AddStringToObject(root, "format", KT_TRANSCRIPT_FORMAT);
 	cJSON_AddStringToObject(root, "kt", KT_VERSION);
 	cJSON_AddStringToObject(root, "task", task);
 	cJSON_AddStringToObject(root, "endpoint", kt_llm_base_url(llm));

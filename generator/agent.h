@@ -9,7 +9,7 @@
  * truncated or off-schema is rejected with a reason, and the loop goes on or ends cleanly.
  *
  * Transcripts (every message, reply and outcome; never the API key) are JSON documents that the
- * callers save next to what the agent produced.
+ * callers save next to what the agent produced; their "format" is KT_TRANSCRIPT_FORMAT.
  */
 #ifndef KT_AGENT_H
 #define KT_AGENT_H
@@ -23,6 +23,8 @@
 #include "result.h"
 #include "tmpl.h"
 #include "util.h"
+
+#define KT_TRANSCRIPT_FORMAT "kt-transcript-1"
 
 /* ---- control ---------------------------------------------------------------------------- */
 

@@ -435,15 +435,15 @@ static void store_remote(kt_cache *c, const kt_key *k, const kt_gpu_id *gpu, con
 int kt_cache_store(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
 		   const kt_tune_result *r, kt_err *err)
 {
-	return kt_cache_store_rounds(c, k, t, shape, gpu, r, NULL, err);
+	return kt_cache_store_history(c, k, t, shape, gpu, r, NULL, err);
 }
 
-int kt_cache_store_rounds(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
-			  const kt_tune_result *r, const char *rounds, kt_err *err)
+int kt_cache_store_history(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
+			   const kt_tune_result *r, const kt_record_history *h, kt_err *err)
 {
 	if (c->read_only)
 		return 0;
-	char *text = kt_record_json_rounds(k, t, shape, gpu, r, rounds, err);
+	char *text = kt_record_json_history(k, t, shape, gpu, r, h, err);
 	if (!text)
 		return -1;
 	size_t len = strlen(text);

@@ -75,9 +75,10 @@ int kt_cache_lookup_result(kt_cache *c, const kt_key *k, const kt_tmpl *t, const
 int kt_cache_store(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
 		   const kt_tune_result *r, kt_err *err);
 
-/* kt_cache_store with the tuning rounds' history (kt_rounds_json) in the record; NULL: none. */
-int kt_cache_store_rounds(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
-			  const kt_tune_result *r, const char *rounds, kt_err *err);
+/* kt_cache_store with the record's history (kt_record_history: the template's kt refactor
+ * provenance, the tuning rounds) in the record; NULL: none. */
+int kt_cache_store_history(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
+			   const kt_tune_result *r, const kt_record_history *h, kt_err *err);
 
 /* The identity of the GPU named name, from a record of that GPU in the user or project tier
  * (the newest one), else from the identity the remote keeps beside that GPU's records.

@@ -18,6 +18,7 @@
 #include "emit.h"
 #include "opt.h"
 #include "proc.h"
+#include "provenance.h"
 #include "tune.h"
 
 enum { DEFAULT_SAMPLES = 3, NVCC_TIMEOUT_S = 600, MAX_COMPILER_OUTPUT = 8000 };
@@ -29,13 +30,12 @@ static const char about[] =
 	"checks that its space is not empty at the shapes and within the GPU's limits, compiles the\n"
 	"default and a sample of configurations with nvcc, and sends any error back to the model, for\n"
 	"a bounded number of rounds.  Without a GPU the template is written with a first line that\n"
-	"marks it NOT VERIFIED.  The transcript goes to OUTPUT.transcript.json.\n"
+	"marks it NOT VERIFIED.  The transcript goes to OUTPUT.transcript.json; kt generate keeps both\n"
+	"in the records it tunes for the template (kt cache show prints them).\n"
 	"Environment: KT_LLM_BASE_URL (or OPENAI_BASE_URL), KT_LLM_MODEL, KT_LLM_API_KEY (or\n"
 	"OPENAI_API_KEY; optional), KT_LLM_TIMEOUT, KT_LLM_CONNECT_TIMEOUT, KT_LLM_RETRIES,\n"
 	"KT_LLM_MAX_WAIT, KT_AGENT (off refuses), KT_AGENT_ROUNDS, KT_AGENT_TOKENS, KT_GPU, KT_NVCC,\n"
 	"KT_DOC_DIR (where template-language.md is).";
-
-static const char not_verified_mark[] = "// kt: NOT VERIFIED on a GPU";
 
 /* ---- finding the language reference ---- */
 
@@ -313,13 +313,12 @@ static int write_template(const refactor_args *a, const kt_refactor_out *o, cons
 {
 	kt_buf b = {0};
 	if (o->verified)
-		kt_buf_printf(&b, "// kt: verified on %s against the original kernel %s (%d checks); refactored by %s\n",
-			      g->id.name, a->kernel, o->verified, kt_llm_model(llm));
+		kt_buf_printf(&b, KT_PROVENANCE_VERIFIED "%s against the original kernel %s (%d checks); "
+			      KT_PROVENANCE_BY "%s\n", g->id.name, a->kernel, o->verified, kt_llm_model(llm));
 	else
-		kt_buf_printf(&b, "%s: refactored by %s with kt refactor; %d configuration%s compiled for %s; check it on "
-				  "a GPU against %s before use\n",
-			      not_verified_mark, kt_llm_model(llm), o->compiled, o->compiled == 1 ? "" : "s", g->arch,
-			      a->kernel);
+		kt_buf_printf(&b, KT_PROVENANCE_NOT_VERIFIED ": " KT_PROVENANCE_BY "%s with kt refactor; "
+			      "%d configuration%s compiled for %s; check it on a GPU against %s before use\n",
+			      kt_llm_model(llm), o->compiled, o->compiled == 1 ? "" : "s", g->arch, a->kernel);
 	kt_buf_puts(&b, o->tmpl_text);
 	int rc = kt_write_atomic(a->output, b.data, b.len, err);
 	kt_buf_free(&b);
@@ -367,7 +366,7 @@ static int prepare(refactor_run *r, kt_err *err)
 		r->nc.workdir = NULL;
 		return -1;
 	}
-	kt_buf_printf(&r->transcript_path, "%s.transcript.json", a->output);
+	kt_buf_printf(&r->transcript_path, "%s" KT_PROVENANCE_TRANSCRIPT, a->output);
 	return 0;
 }
 

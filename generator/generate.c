@@ -13,6 +13,7 @@
 #include "agent.h"
 #include "cache.h"
 #include "emit.h"
+#include "provenance.h"
 #include "rounds.h"
 #include "search.h"
 #include "space.h"
@@ -40,6 +41,8 @@ typedef struct gen {
 	kt_buf compiler;      /* the compiler's identity, a key field */
 	kt_buf missing;       /* --require-hit: one line per shape that missed */
 	int nmissing;
+	kt_buf refactor;      /* the template's kt refactor provenance for its records (empty: none) */
+	int refactor_read;
 } gen;
 
 static int64_t *shape_at(const gen *g, int i) { return g->shapes + (size_t)i * (size_t)g->t->nshapes; }
@@ -290,6 +293,17 @@ static int tune_shape(gen *g, int i, const kt_tune_opts *to, kt_tune_result *r, 
 	return 0;
 }
 
+/* The "refactor" history of the records of a template that kt refactor wrote (provenance.h),
+ * read at the first store; NULL for any other template.  The environment's API key is never
+ * embedded. */
+static const char *refactor_history(gen *g)
+{
+	if (!g->refactor_read)
+		kt_provenance_json(g->t->path, g->t->src, g->t->srclen, kt_llm_env_key(), &g->refactor);
+	g->refactor_read = 1;
+	return g->refactor.len ? kt_buf_str(&g->refactor) : NULL;
+}
+
 /* Tunes shape i on this machine's GPU, stores the record and takes its choice.  1 when tuned;
  * 0 when tuning could not run or nothing passed (a note; the default is used); -1 on error. */
 static int tuned_config(gen *g, int i, uint16_t *cfg, kt_err *err)
@@ -324,8 +338,8 @@ static int tuned_config(gen *g, int i, uint16_t *cfg, kt_err *err)
 	} else {
 		kt_key k = {0};
 		rc = make_key(g, i, &k, err);
-		if (rc == 0 && kt_cache_store_rounds(g->cache, &k, g->t, shape_at(g, i), &g->gpu, &r,
-						     history.len ? kt_buf_str(&history) : NULL, &te) != 0)
+		kt_record_history h = {refactor_history(g), history.len ? kt_buf_str(&history) : NULL};
+		if (rc == 0 && kt_cache_store_history(g->cache, &k, g->t, shape_at(g, i), &g->gpu, &r, &h, &te) != 0)
 			note(g, "kt: warning: %s: the tuned record was not stored: %s", o->name, te.msg);
 		if (rc == 0) {
 			memcpy(cfg, r.evals[r.best].cfg, (size_t)g->t->nparams * sizeof *cfg);
@@ -449,6 +463,7 @@ static void gen_free(gen *g)
 	kt_cache_close(g->cache, NULL); /* statistics are best effort: a failure to count fails nothing */
 	kt_buf_free(&g->compiler);
 	kt_buf_free(&g->missing);
+	kt_buf_free(&g->refactor);
 }
 
 int kt_generate(const kt_generate_opts *o, kt_buf *diags, kt_err *err)

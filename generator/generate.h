@@ -48,7 +48,8 @@ typedef struct kt_generate_opts {
 	const char *strategy;
 	/* The planner between tuning rounds (agent.h; KT_AGENT): off or NULL tunes a miss once; builtin
 	 * or llm runs at most agent_rounds rounds of tune -> plan -> apply -> re-tune (rounds.h; 0:
-	 * KT_GENERATE_ROUNDS) and keeps their history in the record.  A hit never calls the planner. */
+	 * KT_GENERATE_ROUNDS) and keeps their history in the record.  A hit never calls the planner.
+	 * The records of a template that kt refactor wrote also say so (provenance.h). */
 	const struct kt_agent_cfg *agent;
 	int agent_rounds;
 	int quiet;                   /* no notes */

@@ -57,6 +57,8 @@ static const char *env_first(const char *a, const char *b)
 	return v && *v ? v : NULL;
 }
 
+const char *kt_llm_env_key(void) { return env_first("KT_LLM_API_KEY", "OPENAI_API_KEY"); }
+
 /* Reads a non-negative number of seconds from the environment into milliseconds. */
 static int env_seconds(const char *name, long *ms, kt_err *err)
 {
@@ -89,7 +91,7 @@ int kt_llm_config_from_env(kt_llm_config *c, kt_err *err)
 	kt_llm_config_defaults(c);
 	c->base_url = env_first("KT_LLM_BASE_URL", "OPENAI_BASE_URL");
 	c->model = env_first("KT_LLM_MODEL", NULL);
-	c->api_key = env_first("KT_LLM_API_KEY", "OPENAI_API_KEY");
+	c->api_key = kt_llm_env_key();
 	if (env_seconds("KT_LLM_TIMEOUT", &c->timeout_ms, err) ||
 	    env_seconds("KT_LLM_CONNECT_TIMEOUT", &c->connect_timeout_ms, err) ||
 	    env_seconds("KT_LLM_MAX_WAIT", &c->max_wait_ms, err) || env_count("KT_LLM_RETRIES", &c->max_retries, err))

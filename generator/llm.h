@@ -40,6 +40,9 @@ typedef struct kt_llm_config {
 int kt_llm_config_from_env(kt_llm_config *c, kt_err *err);
 /* The defaults alone (no endpoint, no model). */
 void kt_llm_config_defaults(kt_llm_config *c);
+/* The API key that the environment sets (KT_LLM_API_KEY, else OPENAI_API_KEY), or NULL: what
+ * must never be written anywhere, also where no model is called. */
+const char *kt_llm_env_key(void);
 
 typedef struct kt_llm_msg {
 	const char *role; /* "system", "user" or "assistant" */

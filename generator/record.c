@@ -147,11 +147,22 @@ static void add_date(cJSON *doc)
 char *kt_record_json(const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
 		     const kt_tune_result *r, kt_err *err)
 {
-	return kt_record_json_rounds(k, t, shape, gpu, r, NULL, err);
+	return kt_record_json_history(k, t, shape, gpu, r, NULL, err);
 }
 
-char *kt_record_json_rounds(const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
-			    const kt_tune_result *r, const char *rounds, kt_err *err)
+/* Adds the JSON document text (NULL: none) as doc's field name; -1 when it is not JSON. */
+static int add_document(cJSON *doc, const char *name, const char *text)
+{
+	cJSON *v = text ? cJSON_Parse(text) : NULL;
+	if (text && !v)
+		return -1;
+	if (v)
+		cJSON_AddItemToObject(doc, name, v);
+	return 0;
+}
+
+char *kt_record_json_history(const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
+			     const kt_tune_result *r, const kt_record_history *h, kt_err *err)
 {
 	(void)gpu; /* the GPU identity is part of the key fields */
 	if (r->best < 0 || (size_t)r->best >= r->nevals)
@@ -173,13 +184,15 @@ char *kt_record_json_rounds(const kt_key *k, const kt_tmpl *t, const int64_t *sh
 	add_roofline(doc, t, shape, r, best);
 	add_search(doc, r);
 	cJSON_AddItemToObject(doc, "evaluated", evals_json(t, r));
-	cJSON *history = rounds ? cJSON_Parse(rounds) : NULL;
-	if (rounds && !history) {
+	const char *bad = NULL;
+	if (add_document(doc, "refactor", h ? h->refactor : NULL) != 0)
+		bad = "refactor";
+	else if (add_document(doc, "rounds", h ? h->rounds : NULL) != 0)
+		bad = "rounds";
+	if (bad) {
 		cJSON_Delete(doc);
-		return kt_fail_internal(err, "%s: the rounds' history is not JSON", t->kernel), NULL;
+		return kt_fail_internal(err, "%s: the record's %s history is not JSON", t->kernel, bad), NULL;
 	}
-	if (history)
-		cJSON_AddItemToObject(doc, "rounds", history);
 	cJSON_AddStringToObject(doc, "tool", "kt " KT_VERSION);
 	cJSON_AddStringToObject(doc, "driver", r->driver);
 	cJSON_AddStringToObject(doc, "runtime", r->runtime);

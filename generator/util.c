@@ -146,6 +146,27 @@ void kt_buf_free(kt_buf *b)
 
 const char *kt_buf_str(const kt_buf *b) { return b->data ? b->data : ""; }
 
+size_t kt_utf8_cut(const char *s, size_t n, size_t max)
+{
+	if (n <= max)
+		return n;
+	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+		max--;
+	return max;
+}
+
+size_t kt_buf_put_line(kt_buf *b, const char *s, size_t max)
+{
+	size_t n = strcspn(s, "\r\n"), keep = kt_utf8_cut(s, n, max);
+	for (size_t i = 0; i < keep; i++) {
+		unsigned char c = (unsigned char)s[i];
+		kt_buf_putc(b, (c < 0x20 && c != '\t') || c == 0x7f ? '?' : (char)c);
+	}
+	if (keep < n)
+		kt_buf_puts(b, "...");
+	return n + (s[n] == '\r' && s[n + 1] == '\n') + (s[n] != 0);
+}
+
 /* ---- arena: a list of blocks, bump allocation ---- */
 
 #define ARENA_BLOCK 16384

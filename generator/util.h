@@ -51,6 +51,13 @@ void kt_buf_reset(kt_buf *b);          /* length 0, keeps the storage */
 char *kt_buf_detach(kt_buf *b);        /* caller owns the returned string; b is empty */
 void kt_buf_free(kt_buf *b);
 const char *kt_buf_str(const kt_buf *b); /* "" when empty */
+/* Appends s's first line, for a terminal: at most max bytes (then "..."), control characters
+ * (but tabs) as '?'.  For text that is data (records, replies).  Returns the offset of s's next
+ * line (at the end, strlen(s)). */
+size_t kt_buf_put_line(kt_buf *b, const char *s, size_t max);
+
+/* The length of s[0..n) cut to at most max bytes, not inside a UTF-8 sequence. */
+size_t kt_utf8_cut(const char *s, size_t n, size_t max);
 
 /* ---- arena ------------------------------------------------------------------
  * Everything parsed from one template lives in one arena and dies with it. */

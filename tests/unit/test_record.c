@@ -368,14 +368,26 @@ static void test_result(void)
 	kt_record_free(&rec);
 	kt_tune_result_free(&back);
 	free(edit);
-	/* The rounds' history is an optional field: kept as JSON, checked like the rest. */
-	char *with = kt_record_json_rounds(&k, t, shape, &gpu, &r, "{\"best_round\": 0, \"rounds\": []}", &err);
+	/* The history is optional: kept as JSON, stage 1 before stage 2, the record checked as ever. */
+	kt_record_history h = {"{\"provenance\": \"kt: verified on X\"}", "{\"best_round\": 0, \"rounds\": []}"};
+	char *with = kt_record_json_history(&k, t, shape, &gpu, &r, &h, &err);
 	CHECK(with && kt_record_read(with, strlen(with), &rec, &err) == 0);
 	CHECK(with && kt_record_match(&rec, &k, t, shape, cfg, &err) == 0);
 	CHECK(cJSON_IsObject(cJSON_GetObjectItem(rec.doc, "rounds")));
+	CHECK(cJSON_IsObject(cJSON_GetObjectItem(rec.doc, "refactor")));
+	CHECK(with && strstr(with, "\"refactor\"") && strstr(with, "\"refactor\"") < strstr(with, "\"rounds\""));
 	kt_record_free(&rec);
 	free(with);
-	CHECK(kt_record_json_rounds(&k, t, shape, &gpu, &r, "{not json", &err) == NULL);
+	h.refactor = NULL;
+	with = kt_record_json_history(&k, t, shape, &gpu, &r, &h, &err);
+	CHECK(with && !strstr(with, "\"refactor\"") && strstr(with, "\"rounds\""));
+	free(with);
+	h.rounds = "{not json";
+	CHECK(kt_record_json_history(&k, t, shape, &gpu, &r, &h, &err) == NULL);
+	CHECK(strstr(err.msg, "rounds history is not JSON") != NULL);
+	h = (kt_record_history){"[1,", NULL};
+	CHECK(kt_record_json_history(&k, t, shape, &gpu, &r, &h, &err) == NULL);
+	CHECK(strstr(err.msg, "refactor history is not JSON") != NULL);
 	cJSON_Delete(doc);
 	free(text);
 	kt_key_free(&k);

@@ -2,7 +2,7 @@
  *
  *   stats     lookups, hits and misses by tier, corrupt records, size
  *   ls        one line per record
- *   show      one record, and which tiers hold it
+ *   show      one record, which tiers hold it, and its history (stage 1, then stage 2)
  *   explain   the key fields of a template at a shape, the key, and what each tier says
  *   verify    checks every record
  *   gc        removes the oldest records of the user cache down to a size
@@ -19,11 +19,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "cache.h"
 #include "cmd.h"
 #include "gpu.h"
 #include "opt.h"
+#include "provenance.h"
 #include "remote.h"
+#include "rounds.h"
 
 #define STALE_TEMP_SECONDS 3600 /* a temporary file older than this belongs to a dead writer */
 
@@ -176,6 +180,22 @@ static int cmd_ls(int argc, char **argv)
 
 /* ---- show ---- */
 
+/* How the record's template and configuration came to be, on stderr: stage 1 (the template's
+ * kt refactor provenance and transcript), then stage 2 (the tuning rounds).  Nothing for a record
+ * without them, or one that does not read. */
+static void print_history(const kt_buf *text)
+{
+	kt_record rec;
+	kt_buf h = {0};
+	if (kt_record_read(text->data, text->len, &rec, NULL) == 0) {
+		kt_provenance_text(cJSON_GetObjectItemCaseSensitive(rec.doc, "refactor"), &h);
+		kt_rounds_text(cJSON_GetObjectItemCaseSensitive(rec.doc, "rounds"), &h);
+	}
+	fputs(kt_buf_str(&h), stderr);
+	kt_buf_free(&h);
+	kt_record_free(&rec);
+}
+
 static int cmd_show(int argc, char **argv)
 {
 	common c = {0};
@@ -185,7 +205,9 @@ static int cmd_show(int argc, char **argv)
 	const char *pos[1];
 	int npos, rc = parse(opts, argc, argv, pos, 1, &npos, "kt cache show KEY [--cache-dir DIR] [--project-cache DIR]",
 			     "Prints the record of KEY from the first tier that holds it, and says on stderr\n"
-			     "which tiers hold it.");
+			     "which tiers hold it and how the record came to be: stage 1, the kt refactor\n"
+			     "that wrote its template (the first line, each round, the tokens), then stage 2,\n"
+			     "its tuning rounds.");
 	if (rc >= 0)
 		return rc;
 	kt_err err = {0};
@@ -224,6 +246,7 @@ static int cmd_show(int argc, char **argv)
 	}
 	rc = KT_EXIT_OK;
 	if (shown.len) {
+		print_history(&shown);
 		fwrite(shown.data, 1, shown.len, stdout);
 		if (shown.data[shown.len - 1] != '\n')
 			putchar('\n');

@@ -10,7 +10,7 @@
 
 #include "cusrc.h"
 
-enum { MAX_ROUNDS = 20 };
+enum { MAX_ROUNDS = 20, SHOW_MAX = 200 /* bytes of a plan's or a note's line that kt cache show prints */ };
 
 /* Where rounds' templates go: o->workdir, else a temporary directory (removed by cleanup). */
 typedef struct round_dirs {
@@ -359,6 +359,50 @@ void kt_rounds_json(const kt_rounds *r, kt_buf *out)
 	kt_buf_puts(out, s);
 	free(s);
 	cJSON_Delete(root);
+}
+
+/* Each line of text as "    LABEL: line" (data: kt_buf_put_line). */
+static void lines_text(const char *label, const char *text, kt_buf *out)
+{
+	for (size_t at = 0; text && text[at];) {
+		kt_buf_printf(out, "    %s: ", label);
+		at += kt_buf_put_line(out, text + at, SHOW_MAX);
+		kt_buf_putc(out, '\n');
+	}
+}
+
+static double num_of(const cJSON *o, const char *name)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
+	return cJSON_IsNumber(it) ? it->valuedouble : 0;
+}
+
+static const char *str_of(const cJSON *o, const char *name)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
+	return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+void kt_rounds_text(const cJSON *history, kt_buf *out)
+{
+	const cJSON *rounds = cJSON_GetObjectItemCaseSensitive(history, "rounds"), *it;
+	if (!cJSON_IsArray(rounds))
+		return;
+	kt_buf_printf(out, "stage 2, tuning rounds: best round %.0f\n", num_of(history, "best_round"));
+	cJSON_ArrayForEach(it, rounds)
+	{
+		const char *best = str_of(it, "best");
+		kt_buf_printf(out, "  round %.0f: %.0f evaluated, %.0f ok", num_of(it, "round"), num_of(it, "evaluated"),
+			      num_of(it, "ok"));
+		if (best) {
+			kt_buf_puts(out, ", best ");
+			kt_buf_put_line(out, best, SHOW_MAX);
+			kt_buf_printf(out, " at %.3f us", num_of(it, "best_us"));
+		}
+		kt_buf_putc(out, '\n');
+		lines_text("plan", str_of(it, "plan"), out);
+		lines_text("note", str_of(it, "note"), out);
+	}
 }
 
 void kt_rounds_free(kt_rounds *r)

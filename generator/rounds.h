@@ -19,6 +19,8 @@
 #include "agent.h"
 #include "tune.h"
 
+struct cJSON;
+
 typedef struct kt_round {
 	char *tmpl_text;        /* the template this round tuned (round 0: the original's text) */
 	kt_tmpl *tmpl;          /* it, parsed; NULL in round 0 (the caller's template) */
@@ -60,6 +62,11 @@ void kt_rounds_result(const kt_rounds *r, const kt_tmpl *t, int round, const uin
  * original's), "evaluated", "ok", "best" (configuration) and "best_us", "plan", "note",
  * "transcript" (the model's, as JSON)}]}.  Holds no key: transcripts are redacted when made. */
 void kt_rounds_json(const kt_rounds *r, kt_buf *out);
+
+/* Stage 2 for `kt cache show`, from such a document (a record's "rounds"; NULL: nothing): the best
+ * round, and per round what was evaluated, the best configuration, the plan and the note; lines
+ * appended to out. */
+void kt_rounds_text(const struct cJSON *history, kt_buf *out);
 
 void kt_rounds_free(kt_rounds *r);
 

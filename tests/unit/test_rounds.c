@@ -158,6 +158,17 @@ static void test_llm(const kt_tmpl *t, const kt_agent_target *g, const char *dir
 	CHECK(h0 && strstr(cJSON_GetObjectItem(h0, "plan")->valuestring, "extend UNROLL with 4") != NULL);
 	CHECK(h1 && strstr(cJSON_GetObjectItem(h1, "template")->valuestring, "UNROLL in 1, 2, 4") != NULL);
 	CHECK(h1 && !strcmp(cJSON_GetObjectItem(h1, "best")->valuestring, "BLOCK=128,UNROLL=4"));
+	/* What kt cache show prints of it: the best round, each round, each line of the plan. */
+	kt_buf text = {0};
+	kt_rounds_text(h, &text);
+	const char *s = kt_buf_str(&text), *s0 = strstr(s, "\n  round 0: "), *s1 = strstr(s, "\n  round 1: ");
+	CHECK(strstr(s, "stage 2, tuning rounds: best round 1\n") == s);
+	CHECK(s0 && s1 && s0 < s1 && strstr(s1, "ok, best BLOCK=128,UNROLL=4 at ") != NULL);
+	CHECK(s0 && s1 && strstr(s0, "\n    plan: extend UNROLL with 4") && strstr(s0, "\n    plan: extend UNROLL") < s1);
+	kt_buf_free(&text);
+	kt_rounds_text(NULL, &text);
+	kt_rounds_text(cJSON_GetObjectItem(h, "best_round"), &text);
+	CHECK_INT(text.len, 0);
 	cJSON_Delete(h);
 	kt_buf_free(&js);
 	kt_rounds_free(&r);

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Runs one agent test case: starts the fake OpenAI server (fake_openai.py) with the case's
 script, runs `kt refactor` or the stage-2 plan driver against it over real HTTP on loopback,
-checks the outcome, and checks that the API key appears in no output and no file.
+checks the outcome, and checks that the API key appears in no output and no file.  The record
+case and the GPU case go on to stage 2 through `kt generate` (on the fake GPU and the fake
+compiler of tests/unit/fake, or on the GPU) and check that the cache record and `kt cache show`
+hold both stages.
 
   run_case.py CASE --kt KT --plan-driver DRIVER --work DIR [--nvcc NVCC] [--doc-dir DIR]
 
@@ -10,6 +13,7 @@ Exit status 0 pass, 1 fail, 77 skipped (with the reason on stdout).
 import argparse
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -21,7 +25,20 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 SOURCE = os.path.join(ROOT, "examples", "plain_kernels", "rmsnorm.cu")
 GOOD = os.path.join(HERE, "replies", "rmsnorm_good.cu.tmpl")
 SHAPE = "rows=4096,hidden=4096"
+SCALE_SOURCE = os.path.join(HERE, "fake", "scale.cu")
+SCALE_REPLY = os.path.join(HERE, "replies", "scale_good.cu.tmpl")
+FAKE_NVCC = os.path.join(ROOT, "tests", "unit", "fake", "fake_nvcc.py")
 SKIP = 77
+
+# The fake compiler behind a name that answers --version like nvcc (the compiler is a key field).
+NVCC_WRAPPER = """#!/bin/sh
+if [ "$1" = "--version" ]; then
+  echo 'nvcc: NVIDIA (R) Cuda compiler driver'
+  echo 'Cuda compilation tools, release 13.0, V13.0.88'
+  exit 0
+fi
+exec "{python}" "{fake}" "$@"
+"""
 
 
 class Failed(Exception):
@@ -51,6 +68,8 @@ class Run:
         os.makedirs(self.work)
         self.key = "sk-kt-test-" + secrets.token_hex(16)
         self.out = os.path.join(self.work, "out", "rmsnorm.cu.tmpl")
+        self.cache = os.path.join(self.work, "cache")
+        self.generated = 0
         self.server = None
         self.log = os.path.join(self.work, "requests.jsonl")
         self.outputs = []
@@ -74,7 +93,9 @@ class Run:
     def env(self, **extra):
         env = dict(os.environ)
         for k in ("KT_LLM_BASE_URL", "OPENAI_BASE_URL", "KT_LLM_API_KEY", "OPENAI_API_KEY", "KT_AGENT",
-                  "KT_AGENT_ROUNDS", "KT_AGENT_TOKENS", "KT_LLM_TIMEOUT", "KT_LLM_RETRIES", "KT_GPU"):
+                  "KT_AGENT_ROUNDS", "KT_AGENT_TOKENS", "KT_LLM_TIMEOUT", "KT_LLM_RETRIES", "KT_GPU",
+                  "KT_CACHE_DIR", "KT_REMOTE_CACHE", "KT_RETUNE", "KT_REQUIRE_CACHE_HIT", "KT_TUNE_BUDGET",
+                  "KT_TUNE_SECONDS", "KT_TUNE_STRATEGY", "KT_TEST_GPU_BACKEND", "KT_FAKE_GPUS"):
             env.pop(k, None)
         env.update(KT_LLM_BASE_URL="http://127.0.0.1:%d/v1" % self.port, KT_LLM_MODEL="fake-model",
                    KT_LLM_API_KEY=self.key, KT_DOC_DIR=self.args.doc_dir)
@@ -105,6 +126,25 @@ class Run:
             f.write(summary)
         self.plan_transcript = os.path.join(self.work, "plan.transcript.json")
         return self.run([self.args.plan_driver, GOOD, path, self.plan_transcript, "NVIDIA H200", SHAPE], self.env())
+
+    def generate(self, template, name, shape, nvcc, env, *extra):
+        """Stage 2: `kt generate` tunes the shape (a miss) into the case's own cache; returns its key."""
+        self.generated += 1
+        out = os.path.join(self.work, "generated", "%s-%d" % (name, self.generated))
+        env = dict(env, KT_CACHE_DIR=self.cache)
+        p = self.run([self.args.kt, "generate", "--template", template, "--name", name, "--out", out, "--shape",
+                      shape, "--nvcc", nvcc, "--cache-dir", self.cache] + list(extra), env)
+        check(p.returncode == 0, "kt generate succeeded")
+        with open(os.path.join(out, "kt_%s.json" % name), encoding="utf-8") as f:
+            (got,) = json.load(f)["shapes"]
+        check(got["origin"] == "tuned", "kt generate tuned the shape (a miss): %s" % got["origin"])
+        return got["key"]
+
+    def show(self, key):
+        """`kt cache show KEY`: the record (stdout) and the account of its history (stderr)."""
+        p = self.run([self.args.kt, "cache", "show", key, "--cache-dir", self.cache], self.env())
+        check(p.returncode == 0, "kt cache show found the record")
+        return json.loads(p.stdout), p.stderr
 
     def requests(self):
         if not os.path.exists(self.log):
@@ -158,6 +198,40 @@ def expect_accepted(r, p, nreq):
     c = subprocess.run([r.args.kt, "check", r.out, "--shape", SHAPE], capture_output=True, text=True)
     r.outputs += [c.stdout, c.stderr]
     check(c.returncode == 0, "kt check accepts the written template:\n" + c.stdout + c.stderr)
+
+
+def check_both_stages(r, key, template):
+    """The record of key holds stage 1 (the template's first line and its whole transcript) before
+    stage 2 (the rounds), and `kt cache show` prints an account of both, in that order: the first
+    line, each round of the refactoring with its outcome, the tokens, then each tuning round."""
+    rec, err = r.show(key)
+    with open(template, encoding="utf-8") as f:
+        first = f.readline().rstrip("\n")
+    with open(template + ".transcript.json", encoding="utf-8") as f:
+        transcript = json.load(f)
+    refactor = rec.get("refactor")
+    check(isinstance(refactor, dict) and refactor.get("provenance") == first[len("// "):],
+          "the record holds the template's first line: %s" % (refactor or {}).get("provenance"))
+    check(refactor.get("transcript") == transcript and "note" not in refactor,
+          "the record holds the transcript, whole: %s" % refactor.get("note"))
+    fields = list(rec)
+    check("rounds" in rec and fields.index("refactor") < fields.index("rounds"),
+          "stage 1 comes before stage 2 in the record: %s" % fields)
+    s1 = err.find("stage 1, kt refactor: %s\n" % first[len("// "):])
+    s2 = err.find("stage 2, tuning rounds: best round %d\n" % rec["rounds"]["best_round"])
+    check(0 <= s1 < s2, "kt cache show prints stage 1, then stage 2:\n" + err)
+    stage1, stage2 = err[s1:s2], err[s2:]
+    outcomes = [(int(n), o) for n, o in re.findall(r"^  round (\d+): ([\w-]+)", stage1, re.M)]
+    check(outcomes == [(x["round"], x["outcome"]) for x in transcript["rounds"]],
+          "kt cache show prints each refactoring round's outcome: %s" % outcomes)
+    u = transcript["usage"]
+    tokens = "  tokens: %d prompt + %d completion = %d in %d request%s\n" % (
+        u["prompt_tokens"], u["completion_tokens"], u["total_tokens"], u["requests"], "" if u["requests"] == 1 else "s")
+    check(tokens in stage1, "kt cache show prints the refactoring's tokens: " + tokens)
+    tuned = re.findall(r"^  round (\d+): (\d+) evaluated", stage2, re.M)
+    check(tuned == [(str(x["round"]), str(x["evaluated"])) for x in rec["rounds"]["rounds"]],
+          "kt cache show prints each tuning round: %s" % tuned)
+    return rec, err
 
 
 # ---- the cases ---------------------------------------------------------------------------
@@ -327,9 +401,48 @@ def case_plan_malformed(r):
     check("planner proposals: 0" in p.stdout, "an empty plan changes nothing")
 
 
+def case_record(r):
+    """Both stages in one record, without a GPU: kt refactor (a reply without a template, then a
+    good one) writes a template marked NOT VERIFIED and its transcript; kt generate tunes it on the
+    fake GPU in two rounds of the built-in planner; the record and kt cache show hold both stages.
+    The same template without its first line (a transcript beside it or not) has no stage 1."""
+    usage = {"usage": {"prompt_tokens": 900, "completion_tokens": 200}}
+    r.serve([{"content": "I would rather explain it in words.", **usage},
+             {"content_file": SCALE_REPLY, "fence": "cuda", **usage}])
+    r.out = os.path.join(r.work, "out", "scale.cu.tmpl")
+    p = r.run([r.args.kt, "refactor", SCALE_SOURCE, "--kernel", "scale", "--shape", "n=4096", "-o", r.out,
+               "--gpu", "NVIDIA H200", "--no-gpu", "--no-compile"], r.env())
+    check(p.returncode == 0, "kt refactor succeeded")
+    check([x["outcome"] for x in r.transcript()["rounds"]] == ["rejected", "accepted"],
+          "the transcript has a rejected round and an accepted one")
+    nvcc = os.path.join(r.work, "nvcc")
+    with open(nvcc, "w", encoding="utf-8") as f:
+        f.write(NVCC_WRAPPER.format(python=sys.executable, fake=FAKE_NVCC))
+    os.chmod(nvcc, 0o755)
+    # The API key stays in the environment of kt generate: it must not reach the record.
+    env = r.env(KT_TEST_GPU_BACKEND="fake", KT_FAKE_GPUS="1", KT_AGENT="builtin", KT_AGENT_ROUNDS="2")
+    key = r.generate(r.out, "scale", "n=4096", nvcc, env, "--budget", "12", "--seconds", "60", "--quiet")
+    rec, err = check_both_stages(r, key, r.out)
+    check(rec["refactor"]["verified"] is False and rec["refactor"]["provenance"].startswith("kt: NOT VERIFIED"),
+          "the record says the template was not verified")
+    check("  tokens: 1800 prompt + 400 completion = 2200 in 2 requests\n" in err,
+          "kt cache show prints the tokens of both requests")
+    check(len(rec["rounds"]["rounds"]) == 2, "two tuning rounds: %s" % rec["rounds"])
+    # A plain template: the same text without the first line, with a transcript beside it.
+    plain = os.path.join(r.work, "plain", "scale.cu.tmpl")
+    os.makedirs(os.path.dirname(plain))
+    shutil.copy(SCALE_REPLY, plain)
+    shutil.copy(r.out + ".transcript.json", plain + ".transcript.json")
+    key = r.generate(plain, "scale", "n=4096", nvcc, env, "--budget", "12", "--seconds", "60", "--quiet")
+    rec, err = r.show(key)
+    check("refactor" not in rec and "rounds" in rec, "a plain template's record has no stage 1: %s" % list(rec))
+    check("stage 1" not in err and "stage 2, tuning rounds: " in err, "kt cache show prints stage 2 alone:\n" + err)
+
+
 def case_gpu_verify(r):
     """Label gpu: a template with a wrong result is caught against the original kernel on the GPU
-    and sent back; the fixed one is verified, its first line says so, and it tunes."""
+    and sent back; the fixed one is verified and its first line says so; kt generate tunes it in
+    rounds, and its record and kt cache show hold both stages."""
     smi = shutil.which("nvidia-smi")
     gpus = subprocess.run([smi, "-L"], capture_output=True, text=True).stdout if smi else ""
     if "GPU 0" not in gpus:
@@ -352,9 +465,15 @@ def case_gpu_verify(r):
     t = r.transcript()
     check(t["verified"] > 0 and [x["outcome"] for x in t["rounds"]] == ["rejected", "accepted"],
           "the transcript records the verification")
-    # Stage 2 on the refactored template: it tunes like any template, against its reference.
-    p = r.run([r.args.kt, "tune", r.out, "--shape", SHAPE, "--nvcc", r.args.nvcc, "--quiet"], r.env())
-    check(p.returncode == 0 and "BLOCK=" in p.stdout, "the refactored template tunes on the GPU")
+    # Stage 2 through kt generate, as a build runs it: the refactored template tunes on a miss like
+    # any template, against its reference, in two rounds of the built-in planner (a small budget).
+    env = r.env(KT_AGENT="builtin", KT_AGENT_ROUNDS="2")
+    key = r.generate(r.out, "rmsnorm", SHAPE, r.args.nvcc, env, "--budget", "8", "--seconds", "15", "--quiet")
+    rec, _ = check_both_stages(r, key, r.out)
+    check(rec["refactor"]["verified"] is True and rec["refactor"]["provenance"].startswith("kt: verified on "),
+          "the record says the template was verified")
+    check(1 <= len(rec["rounds"]["rounds"]) <= 2 and rec["rounds"]["rounds"][0]["ok"] > 0,
+          "the rounds tuned the template: %s" % rec["rounds"]["rounds"][0])
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

@@ -115,7 +115,8 @@ static int jobs_of(const kt_compiler *c)
 
 /* Packing: the units that have a part go, in order, into packs of equal size, as many as keep
  * every compile job busy (at most c->pack units each).  pack_of[i] is unit i's pack, or -1 when
- * it is compiled alone; first[k] is pack k's first unit, which names it.  Returns the packs. */
+ * it is compiled alone; first[k] is pack k's first unit, which names it.  Returns the packs.
+ * A function of its arguments alone: kt_compile_finish plans again what kt_compile_start did. */
 static int plan_packs(const kt_compiler *c, const kt_unit *units, size_t n, int *pack_of, size_t *first)
 {
 	size_t parts = 0, size = 1, in = 0;

@@ -189,18 +189,19 @@ static int fake_function(kt_gpu *g, void *mod, const char *name, void **fn)
 		return -1;
 	fake_fn *f = kt_xcalloc(1, sizeof *f);
 	snprintf(f->name, sizeof f->name, "%s", name);
-	/* In a module of several variants (kt_emit_part), only the kernel's own part configures it. */
-	static const char part[] = "// kt part: ";
+	/* In a module of several variants (kt_emit_part), only the kernel's own part configures it:
+	 * the text from the last part mark before the kernel to the next one. */
+	static const char mark[] = "// kt part: ";
 	const char *at = strstr(m->text, pat), *from = m->text, *p;
-	while ((p = strstr(from, part)) && p < at)
-		from = p + 1;
-	from = from == m->text ? from : from - 1;
-	const char *to = strstr(at, part);
-	char *seg = kt_xmalloc((size_t)((to ? to : at + strlen(at)) - from) + 1);
-	memcpy(seg, from, (size_t)((to ? to : at + strlen(at)) - from));
-	seg[(to ? to : at + strlen(at)) - from] = 0;
-	configure(seg, f);
-	free(seg);
+	for (p = strstr(m->text, mark); p && p < at; p = strstr(p + 1, mark))
+		from = p;
+	const char *to = strstr(at, mark);
+	size_t n = to ? (size_t)(to - from) : strlen(from);
+	char *part = kt_xmalloc(n + 1);
+	memcpy(part, from, n);
+	part[n] = 0;
+	configure(part, f);
+	free(part);
 	m->fns[m->nfns++] = f;
 	*fn = f;
 	return 0;

@@ -30,15 +30,6 @@ SCALE_REPLY = os.path.join(HERE, "replies", "scale_good.cu.tmpl")
 FAKE_NVCC = os.path.join(ROOT, "tests", "unit", "fake", "fake_nvcc.py")
 SKIP = 77
 
-# The fake compiler behind a name that answers --version like nvcc (the compiler is a key field).
-NVCC_WRAPPER = """#!/bin/sh
-if [ "$1" = "--version" ]; then
-  echo 'nvcc: NVIDIA (R) Cuda compiler driver'
-  echo 'Cuda compilation tools, release 13.0, V13.0.88'
-  exit 0
-fi
-exec "{python}" "{fake}" "$@"
-"""
 
 
 class Failed(Exception):
@@ -415,10 +406,7 @@ def case_record(r):
     check(p.returncode == 0, "kt refactor succeeded")
     check([x["outcome"] for x in r.transcript()["rounds"]] == ["rejected", "accepted"],
           "the transcript has a rejected round and an accepted one")
-    nvcc = os.path.join(r.work, "nvcc")
-    with open(nvcc, "w", encoding="utf-8") as f:
-        f.write(NVCC_WRAPPER.format(python=sys.executable, fake=FAKE_NVCC))
-    os.chmod(nvcc, 0o755)
+    nvcc = FAKE_NVCC  # answers --version like nvcc (the compiler is a key field)
     # The API key stays in the environment of kt generate: it must not reach the record.
     env = r.env(KT_TEST_GPU_BACKEND="fake", KT_FAKE_GPUS="1", KT_AGENT="builtin", KT_AGENT_ROUNDS="2")
     key = r.generate(r.out, "scale", "n=4096", nvcc, env, "--budget", "12", "--seconds", "60", "--quiet")

@@ -6,7 +6,8 @@ It inlines the template the variant includes, applies the variant's identifier m
 kernel's rename), and reads these comment lines of the template:
   fake-compile-error: P=V [P=V...]   fail like a compiler when every setting holds
   fake-regs: P=V N                   report N registers when the setting holds (default 32)
-Output, depfile and ptxas-style report are written like `nvcc -cubin -Xptxas -v -MD -MF`.
+Output, depfile and ptxas-style report are written like `nvcc -cubin -Xptxas -v -MD -MF`;
+`--version` answers like nvcc 13.0.
 """
 import os
 import re
@@ -47,6 +48,10 @@ def compile_part(src, text, included):
 
 
 def main(argv):
+    if argv == ["--version"]:  # the compiler's identity is a cache-key field
+        print("nvcc: NVIDIA (R) Cuda compiler driver")
+        print("Cuda compilation tools, release 13.0, V13.0.88")
+        return 0
     out = dep = src = None
     i = 0
     while i < len(argv):

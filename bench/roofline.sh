@@ -7,6 +7,8 @@
 # (the template's minimal bytes over the measured copy bandwidth).  For the matrix multiply the
 # floor is its flops over the matrix rate that cuBLAS reaches at 8192^3 (fp16 in, fp32
 # accumulation), and cuBLAS's own time at the shape is shown beside it (bench/cublas_gemm.cu).
+# Beside each memory-bound shape whose floor is 20 us or more stands the fastest plain copy of
+# the same bytes, timed the same way (bench/copy_floor.cu): what any kernel can reach at that size.
 # Prints a table and saves it, with every tuner log, under the output directory.
 #
 #   bench/roofline.sh [--budget N] [--seconds S] [--only REGEX] [--out DIR] [--build DIR]
@@ -46,6 +48,8 @@ fi
 kt="$build/generator/kt"
 nvcc -O2 -arch=sm_90 -o "$build/cublas_gemm" "$root/bench/cublas_gemm.cu" -lcublas >>"$out/build.log" 2>&1 ||
 	{ echo "roofline.sh: building cublas_gemm failed; see $out/build.log" >&2; exit 2; }
+nvcc -O2 -arch=sm_90 -o "$build/copy_floor" "$root/bench/copy_floor.cu" >>"$out/build.log" 2>&1 ||
+	{ echo "roofline.sh: building copy_floor failed; see $out/build.log" >&2; exit 2; }
 
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 date=$(date -u +%Y-%m-%dT%H:%MZ)
@@ -53,7 +57,7 @@ date=$(date -u +%Y-%m-%dT%H:%MZ)
 mat_tflops=$("$build/cublas_gemm" 8192 8192 8192 | awk '{print $7}')
 
 csv="$out/roofline.csv"
-echo "line,kernel,type,shape,naive_us,default_us,tuned_us,tuned_spread_us,floor_us,pct_of_floor,tuned_vs_naive,tuned_vs_default,cublas_us,evaluated,config" >"$csv"
+echo "line,kernel,type,shape,naive_us,default_us,tuned_us,tuned_spread_us,floor_us,pct_of_floor,tuned_vs_naive,tuned_vs_default,cublas_us,evaluated,config,copy_us,pct_of_copy" >"$csv"
 log="$build/roofline-shape.log"
 : >"$out/tune.log"
 
@@ -76,7 +80,15 @@ grep -v '^#' "$root/templates/shapes.txt" | grep -n . | grep -E -- "$only" |
 		[ -n "$mat_tflops" ] &&
 			floor_override=$(awk -v m="$m" -v n="$n" -v k="$k" -v r="$mat_tflops" 'BEGIN { printf "%.2f", 2*m*n*k / (r*1e6) }')
 	fi
-	awk -v line="$line" -v name="$name" -v type="${type#T=}" -v shape="${shape//,/ }" -v cublas="$cublas_us" -v fo="$floor_override" '
+	# the same bytes copied (two input streams per output for the gated and merging kernels)
+	copy_us=""
+	floor_us=$(awk '/^  floor:/ { print $2 }' "$log")
+	bw=$(sed -n 's/^  floor:.*(copy \([0-9.]*\) GB\/s.*/\1/p' "$log")
+	if [ "$name" != gemm ] && [ -n "$floor_us" ] && [ -n "$bw" ] && awk -v f="$floor_us" 'BEGIN { exit !(f >= 20) }'; then
+		case $name in silu_and_mul | gelu_and_mul | merge_attn_states) reads=2 ;; *) reads=1 ;; esac
+		copy_us=$("$build/copy_floor" --bw "$bw" --best "$(awk -v f="$floor_us" -v b="$bw" 'BEGIN { printf "%.3f", f * b / 1e3 }'):$reads" 2>>"$out/build.log")
+	fi
+	awk -v line="$line" -v name="$name" -v type="${type#T=}" -v shape="${shape//,/ }" -v cublas="$cublas_us" -v fo="$floor_override" -v copy="$copy_us" '
 		/ evaluated in / { evals = $4 }
 		/^  floor:/ { floor = $2 }
 		/<- chosen/ { tuned = $2; spread = $3; cfg = $6; gsub(/,/, ";", cfg) }
@@ -87,8 +99,9 @@ grep -v '^#' "$root/templates/shapes.txt" | grep -n . | grep -E -- "$only" |
 			pct = (tuned > 0 && floor > 0) ? sprintf("%.0f", 100 * floor / tuned) : ""
 			vn = (tuned > 0 && naive > 0) ? sprintf("%.2f", naive / tuned) : ""
 			vd = (tuned > 0 && def > 0) ? sprintf("%.2f", def / tuned) : ""
-			printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", line, name, type, shape, naive, def, tuned, spread,
-				floor, pct, vn, vd, cublas, evals, cfg
+			pc = (tuned > 0 && copy > 0) ? sprintf("%.0f", 100 * copy / tuned) : ""
+			printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", line, name, type, shape, naive, def, tuned, spread,
+				floor, pct, vn, vd, cublas, evals, cfg, copy, pc
 		}' "$log" >>"$csv"
 	tail -1 "$csv" | awk -F, '{ printf "%-18s %-26s tuned %9s us (floor %9s us, %4s%%)\n", $2, $4, $7, $9, $10 }'
 done
@@ -99,9 +112,11 @@ md="$out/roofline.md"
 	echo "Floor: bytes / measured copy bandwidth (kt's measurement); gemm: flops / cuBLAS rate at 8192^3 (${mat_tflops} TFLOP/s)."
 	echo "Times in microseconds (medians; tuned with its spread). x naive / x default: how many times faster the tuned kernel is."
 	echo
-	echo "| kernel | type | shape | naive | default | tuned (spread) | floor | % of floor | x naive | x default | cuBLAS |"
-	echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-	tail -n +2 "$csv" | sort -t, -k1,1n | awk -F, '{ printf "| %s | %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s |\n", $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 }'
+	echo "Copy: the fastest plain copy of the same bytes, timed the same way (shapes with a floor of 20 us or more); % of copy = copy / tuned."
+	echo
+	echo "| kernel | type | shape | naive | default | tuned (spread) | floor | % of floor | x naive | x default | cuBLAS | copy | % of copy |"
+	echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	tail -n +2 "$csv" | sort -t, -k1,1n | awk -F, '{ printf "| %s | %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s |\n", $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $16, $17 }'
 	echo
 	echo "Chosen configurations:"
 	echo

@@ -1,11 +1,13 @@
 /* search_curves - how fast each search strategy approaches the optimum of recorded spaces.
  *
- *   search_curves [--seeds N] [--batch N] [--lag] [--share F] [--root DIR] [--check] RECORDING|DIR...
+ *   search_curves [--seeds N] [--batch N] [--jobs N] [--lag] [--share F] [--root DIR] [--check] RECORDING|DIR...
  *       For each recording (a directory stands for its *.csv files): the percent of the exhaustive
  *       optimum that each strategy has reached after a number of evaluations, median over N seeds
  *       (default 20), with a budget of F (default 0.25) of the feasible space, asked in batches
  *       of --batch (default 32) like the GPU pipeline does; with --lag each batch is told only
- *       after the next was asked, as kt tune's pipeline does.  --check exits 1 when the default
+ *       after the next was asked, as kt tune's pipeline does.  --jobs N: the search is told that N
+ *       configurations compile in the time of one (kt tune tells it its parallel compile jobs;
+ *       default 1).  --check exits 1 when the default
  *       strategy's median stays below 98% (the target of issue 4).
  *
  *   search_curves --synth TEMPLATE --shape SPEC [--types T=t,...] [--seed N] [--root DIR] -o OUT
@@ -34,7 +36,7 @@ static const double checkpoints[] = {0.01, 0.02, 0.05, 0.10, 0.15, 0.20, 0.25};
 
 struct opts {
 	int seeds, check, lag;
-	size_t batch;
+	size_t batch, jobs;
 	double share;
 	const char *root, *synth, *shape, *types, *out;
 	uint64_t seed;
@@ -84,9 +86,10 @@ static double median(double *v, int n)
 /* One search to the end: frac[k] = optimum / best after checkpoint k's evaluations (0 while none
  * passed); *reach = evaluations until TARGET (budget + 1 when never). */
 static void one_run(const char *strategy, const kt_tmpl *t, const kt_space *sp, const double *times, double opt,
-		    long budget, uint64_t seed, size_t batch, int lag, const long *at, double *frac, long *reach)
+		    long budget, uint64_t seed, size_t batch, size_t jobs, int lag, const long *at, double *frac, long *reach)
 {
 	kt_search *s = kt_search_new(strategy, t, sp, budget, seed, NULL);
+	kt_search_set_parallel(s, jobs);
 	size_t *idx = kt_xmalloc(batch * sizeof *idx), *prev = kt_xmalloc(batch * sizeof *prev), n, nprev = 0;
 	long done = 0;
 	size_t k = 0;
@@ -148,7 +151,7 @@ static double curves(const struct opts *o, const kt_tmpl *t, const kt_space *sp,
 		double frac[MAX_SEEDS][NCHECKPOINTS], col[MAX_SEEDS], reach[MAX_SEEDS];
 		for (int seed = 0; seed < o->seeds; seed++) {
 			long r;
-			one_run(names[si], t, sp, times, opt, budget, (uint64_t)seed, o->batch, o->lag, at, frac[seed], &r);
+			one_run(names[si], t, sp, times, opt, budget, (uint64_t)seed, o->batch, o->jobs, o->lag, at, frac[seed], &r);
 			reach[seed] = (double)r;
 		}
 		printf("%-12s", names[si]);
@@ -198,9 +201,9 @@ static int bench_one(const struct opts *o, const char *path)
 	kt_buf shape = {0};
 	kt_tmpl_format_shape(t, kt_recorded_shape(r), &shape);
 	printf("\n%s\n  %s at %s on %s\n  %zu feasible, %zu failed, %zu not recorded; optimum %.3f us; budget %.0f%%, "
-	       "batches of %zu, median of %d seeds\n",
+	       "batches of %zu, %zu jobs, median of %d seeds\n",
 	       path, kt_buf_str(&tpath), kt_buf_str(&shape), kt_recorded_gpu(r)->name[0] ? kt_recorded_gpu(r)->name : "?",
-	       sp.count, failed, missing, opt, 100 * o->share, o->batch, o->seeds);
+	       sp.count, failed, missing, opt, 100 * o->share, o->batch, o->jobs, o->seeds);
 	kt_buf_free(&shape);
 	if (opt < 0) {
 		fprintf(stderr, "search_curves: %s: no configuration passed\n", path);
@@ -377,14 +380,14 @@ static int synthesize(const struct opts *o)
 
 static void usage(FILE *f)
 {
-	fputs("usage: search_curves [--seeds N] [--batch N] [--lag] [--share F] [--root DIR] [--check] RECORDING|DIR...\n"
+	fputs("usage: search_curves [--seeds N] [--batch N] [--jobs N] [--lag] [--share F] [--root DIR] [--check] RECORDING|DIR...\n"
 	      "       search_curves --synth TEMPLATE --shape SPEC [--types T=t,...] [--seed N] [--root DIR] -o OUT\n",
 	      f);
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = {20, 0, 0, 32, 0.25, NULL, NULL, NULL, NULL, NULL, 1};
+	struct opts o = {20, 0, 0, 32, 1, 0.25, NULL, NULL, NULL, NULL, NULL, 1};
 	int i;
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -401,6 +404,8 @@ int main(int argc, char **argv)
 			o.seeds = atoi(v);
 		else if (!strcmp(a, "--batch"))
 			o.batch = (size_t)atol(v);
+		else if (!strcmp(a, "--jobs"))
+			o.jobs = (size_t)atol(v);
 		else if (!strcmp(a, "--share"))
 			o.share = atof(v);
 		else if (!strcmp(a, "--root"))
@@ -419,8 +424,8 @@ int main(int argc, char **argv)
 			return usage(stderr), 1;
 		i += takes;
 	}
-	if (o.seeds < 1 || o.seeds > MAX_SEEDS || o.batch < 1 || !(o.share > 0 && o.share <= 1)) {
-		fprintf(stderr, "search_curves: --seeds 1..%d, --batch >= 1, --share in (0, 1]\n", MAX_SEEDS);
+	if (o.seeds < 1 || o.seeds > MAX_SEEDS || o.batch < 1 || o.jobs < 1 || !(o.share > 0 && o.share <= 1)) {
+		fprintf(stderr, "search_curves: --seeds 1..%d, --batch >= 1, --jobs >= 1, --share in (0, 1]\n", MAX_SEEDS);
 		return 1;
 	}
 	if (o.synth)

@@ -4,8 +4,9 @@
 #   bench/tune_throughput.sh KT [OUTDIR]
 #
 # Tunes two memory-bound shipped templates with a budget of 300 configurations each (random
-# order, so the sample spans the whole space), then one whole space (exhaustive), each from an
-# empty work directory; the GPU's ceilings are measured in the first run and kept.  On a host
+# order, so the sample spans the whole space), then one whole space (exhaustive), then two
+# shapes with the default search (best-first, which asks in smaller batches while results steer
+# it), each from an empty work directory; the GPU's ceilings are measured in the first run and kept.  On a host
 # with two or more GPUs of one kind, the first and the whole-space case run again on all of them
 # (one worker per GPU, `--gpu -1`).  Prints one
 # table row per case and where the time went; each run's full table and its recorded space go to
@@ -36,6 +37,8 @@ printf '%-14s | %-24s | %s | %s | %s | %s\n' case shape "evaluated, time (rate)"
 run silu_and_mul silu_and_mul.cu.tmpl tokens=4096,d=8192 T=half random 300
 run rmsnorm rmsnorm.cu.tmpl rows=16384,hidden=4096 T=half random 300
 run silu_all silu_and_mul.cu.tmpl tokens=4096,d=8192 T=bfloat16 exhaustive 0
+run gelu_search gelu_and_mul.cu.tmpl tokens=2048,d=11008 T=bfloat16 bestfirst 232
+run softmax_search softmax.cu.tmpl rows=4096,cols=32768 T=bfloat16 bestfirst 150
 if [ "$(grep -c '^GPU [0-9]*:' "$out/gpus.txt")" -ge 2 ]; then
 	gpu_arg="--gpu -1"
 	run silu_2gpus silu_and_mul.cu.tmpl tokens=4096,d=8192 T=half random 300

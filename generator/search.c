@@ -14,6 +14,8 @@
 /* At most this share of the budget is proposed per ask while results decide what comes next. */
 #define BATCH_SHARE 16
 #define BATCH_MIN 4
+/* ... but at least as many as compile at once (kt_search_set_parallel), up to this share. */
+#define PARALLEL_SHARE 8
 
 enum { UNASKED, ASKED, TOLD_OK, TOLD_FAILED };
 
@@ -31,6 +33,7 @@ struct kt_search {
 	const kt_tmpl *t;
 	const kt_space *sp;
 	size_t budget, asked, told;
+	size_t parallel; /* configurations evaluated in the time of one (kt_search_set_parallel) */
 	uint64_t rng;
 	unsigned char *state; /* per space index: UNASKED, ASKED, TOLD_* */
 	long best;
@@ -331,6 +334,8 @@ static size_t bestfirst_ask(kt_search *s, size_t *idx, size_t max)
 		return n; /* let the start's results steer the rest */
 	size_t cap = s->budget / BATCH_SHARE;
 	cap = cap < BATCH_MIN ? BATCH_MIN : cap;
+	size_t par = s->parallel < s->budget / PARALLEL_SHARE ? s->parallel : s->budget / PARALLEL_SHARE;
+	cap = cap < par ? par : cap;
 	while (n < max && n < cap && budget_left(s)) {
 		int explore = ++s->proposed % EXPLORE_EVERY == 0;
 		i = explore ? random_unasked(s) : next_frontier(s);
@@ -412,9 +417,15 @@ kt_search *kt_search_new(const char *strategy, const kt_tmpl *t, const kt_space 
 	s->budget = b;
 	s->rng = seed;
 	s->best = -1;
+	s->parallel = 1;
 	s->state = kt_xcalloc(space->count ? space->count : 1, 1);
 	st->init(s);
 	return s;
+}
+
+void kt_search_set_parallel(kt_search *s, size_t n)
+{
+	s->parallel = n > 0 ? n : 1;
 }
 
 size_t kt_search_ask(kt_search *s, size_t *idx, size_t max)

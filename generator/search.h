@@ -34,6 +34,10 @@ typedef struct kt_search kt_search;
  * NULL with err set for an unknown strategy. */
 kt_search *kt_search_new(const char *strategy, const kt_tmpl *t, const kt_space *space, long budget, uint64_t seed,
 			 kt_err *err);
+/* How many configurations the caller evaluates in the wall time of one (its parallel compile
+ * jobs; 1 by default): once started, bestfirst proposes at least that many per ask, since a
+ * smaller batch costs the same wall time and steers no sooner. */
+void kt_search_set_parallel(kt_search *s, size_t n);
 /* Next configurations to evaluate, written to idx[0..ret); 0 = done. */
 size_t kt_search_ask(kt_search *s, size_t *idx, size_t max);
 /* The result of an asked index: its time in microseconds, or < 0 when it failed. */

@@ -662,13 +662,18 @@ static int run_reference(tuner *tu, const cand *ref, kt_err *err)
 	return rc;
 }
 
+/* Parallel compile jobs (--jobs, else the number of cores). */
+static int compile_jobs(const kt_tune_opts *o)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	return o->jobs > 0 ? o->jobs : (int)(cores > 0 ? cores : 1);
+}
+
 static int batch_size(const tuner *tu)
 {
 	if (tu->o->batch > 0)
 		return tu->o->batch;
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	int jobs = tu->o->jobs > 0 ? tu->o->jobs : (int)(cores > 0 ? cores : 1);
-	int n = 4 * jobs; /* several waves of nvcc per batch: the last wave's tail idles fewer cores */
+	int n = 4 * compile_jobs(tu->o); /* several waves of nvcc per batch: the last wave's tail idles fewer cores */
 	return n < MIN_BATCH ? MIN_BATCH : n > MAX_BATCH ? MAX_BATCH : n;
 }
 
@@ -808,6 +813,7 @@ static int setup(tuner *tu, int **gpus, int *ngpus, kt_err *err)
 	tu->search = kt_search_new(o->strategy, tu->t, &tu->space, o->budget, o->seed, err);
 	if (!tu->search || make_workdir(tu, err))
 		return -1;
+	kt_search_set_parallel(tu->search, (size_t)compile_jobs(o)); /* a batch of one nvcc per job */
 	tu->ev_of = kt_xmalloc(tu->space.count * sizeof *tu->ev_of);
 	tu->asked = kt_xcalloc(tu->space.count, 1);
 	for (size_t i = 0; i < tu->space.count; i++)

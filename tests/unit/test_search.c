@@ -283,6 +283,32 @@ static void test_ahead(void)
 	free(sp.cfgs);
 }
 
+/* Told that 16 configurations compile in the time of one, bestfirst proposes 16 per ask after
+ * its start (not budget/16 = 10), but never more than budget/8 (a small budget keeps its steps). */
+static void test_parallel(void)
+{
+	kt_tmpl t = make_tmpl(5);
+	kt_space sp;
+	make_space(&t, feasible, &sp);
+	size_t idx[64];
+	kt_search *s = kt_search_new("bestfirst", &t, &sp, 160, 9, NULL);
+	kt_search_set_parallel(s, 16);
+	CHECK_INT(kt_search_ask(s, idx, 64), 160 / 16); /* the start */
+	CHECK_INT(kt_search_ask(s, idx, 64), 16);
+	CHECK_INT(kt_search_ask(s, idx, 8), 8); /* the caller's max still holds */
+	kt_search_free(s);
+	s = kt_search_new("bestfirst", &t, &sp, 160, 9, NULL); /* not told: budget/16 */
+	kt_search_ask(s, idx, 64);
+	CHECK_INT(kt_search_ask(s, idx, 64), 10);
+	kt_search_free(s);
+	s = kt_search_new("bestfirst", &t, &sp, 48, 9, NULL);
+	kt_search_set_parallel(s, 16);
+	kt_search_ask(s, idx, 64);
+	CHECK_INT(kt_search_ask(s, idx, 64), 48 / 8);
+	kt_search_free(s);
+	free(sp.cfgs);
+}
+
 static double always_fails(const uint16_t *c)
 {
 	return -1;
@@ -370,6 +396,7 @@ int main(void)
 	test_repeatable();
 	test_pipelined();
 	test_ahead();
+	test_parallel();
 	test_degenerate();
 	test_quality();
 	return check_done();

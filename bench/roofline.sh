@@ -62,7 +62,8 @@ log="$build/roofline-shape.log"
 : >"$out/tune.log"
 
 # Largest shapes first (the product of the shape's numbers), so that a run cut short keeps them.
-grep -v '^#' "$root/templates/shapes.txt" | grep -n . | grep -E -- "$only" |
+# (--only matches the line itself, not the number that grep -n puts before it)
+grep -v '^#' "$root/templates/shapes.txt" | grep -n . | awk -v re="$only" '{ l = $0; sub(/^[0-9]+:/, "", l) } l ~ re' |
 	awk '{ n = split($3, a, /[=,]/); p = 1; for (i = 2; i <= n; i += 2) p *= a[i]; print p, $0 }' |
 	sort -k1,1gr | cut -d' ' -f2- | tr ':' ' ' | while read -r line name type shape; do
 	s=$seconds

@@ -19,34 +19,11 @@
 // by 20 (how a stream or a CUDA graph of such kernels runs).  An empty kernel shows the cost of
 // a launch that moves nothing.
 // Build: nvcc -O2 -arch=sm_90 -o copy_floor copy_floor.cu
-#include <cuda_runtime.h>
-
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
-#define CK(call)                                                                                   \
-	do {                                                                                       \
-		cudaError_t e_ = (call);                                                           \
-		if (e_ != cudaSuccess) {                                                           \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-			exit(2);                                                                   \
-		}                                                                                  \
-	} while (0)
-
-__global__ void spin(unsigned long long ns)
-{
-	unsigned long long t0;
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-	for (;;) {
-		unsigned long long t;
-		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-		if (t - t0 >= ns)
-			break;
-	}
-}
+#include "bench.cuh"
 
 __global__ void empty() {}
 
@@ -111,7 +88,7 @@ template <typename F> static void timeit(F go, int nsets, int batch, double *med
 	for (int i = 0; i < 3 * nsets; i++)
 		go(i % nsets);
 	CK(cudaDeviceSynchronize());
-	spin<<<1, 1>>>(20ull * 1000 * 1000); /* 20 ms: the host queues everything behind it */
+	bench_spin<<<1, 1>>>(20ull * 1000 * 1000); /* 20 ms: the host queues everything behind it */
 	for (int i = 0, k = 0; i < REPS; i++) {
 		CK(cudaEventRecord(ev[2 * i]));
 		for (int b = 0; b < batch; b++)

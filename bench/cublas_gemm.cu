@@ -20,14 +20,8 @@
 #include <cstring>
 #include <vector>
 
-#define CK(call)                                                                                   \
-	do {                                                                                       \
-		cudaError_t e_ = (call);                                                           \
-		if (e_ != cudaSuccess) {                                                           \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-			exit(2);                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "bench.cuh"
+
 #define CB(call)                                                                                   \
 	do {                                                                                       \
 		cublasStatus_t s_ = (call);                                                        \

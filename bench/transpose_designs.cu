@@ -13,21 +13,12 @@
 //   rect R x C tyN          R x C tiles (dynamic shared memory), 8-byte accesses
 //   regsN BX x BY           no shared memory: N x 8 blocks transposed in registers
 //   pair TILE tyN           shared memory holding pairs of rows in 32-bit words, 16-byte stores
-#include <cuda_bf16.h>
-#include <cstdio>
-#include <vector>
 #include <algorithm>
-#include <cstdlib>
+#include <vector>
+
+#include "bench.cuh"
+
 typedef unsigned short u16;
-#define CK(call)                                                                                   \
-	do {                                                                                       \
-		cudaError_t e_ = (call);                                                           \
-		if (e_ != cudaSuccess) {                                                           \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-			exit(2);                                                                   \
-		}                                                                                  \
-	} while (0)
-__global__ void spin(unsigned long long ns) { unsigned long long t0, t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0)); do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); while (t - t0 < ns); }
 __global__ void fill(u16 *p, size_t n) { for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) p[i] = (u16)(i * 2654435761u >> 7); }
 // A: smem tile TILE, VEC 4 (8B), block (TILE/4, TY), PAD 1, diag: diagonal tile order
 template <int TILE, int TY, bool DIAG> __global__ void __launch_bounds__(TILE / 4 * TY) tsmem(u16 *out, const u16 *x, int rows, int cols)
@@ -163,7 +154,7 @@ int main()
 		for (int i = 0; i < 6; i++)
 			go(i % NS);
 		CK(cudaDeviceSynchronize());
-		spin<<<1, 1>>>(20000000ull);
+		bench_spin<<<1, 1>>>(20000000ull);
 		for (int i = 0; i < 200; i++) {
 			CK(cudaEventRecord(ev[2 * i]));
 			go(i % NS);

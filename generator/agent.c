@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "agent_int.h"
+#include "json.h"
 #include "space.h"
 
 enum {
@@ -715,12 +716,8 @@ void kt_transcript_finish(kt_llm *llm, cJSON *root, const kt_convo *c, const cha
 	cJSON_AddStringToObject(root, "result", result);
 	if (error)
 		cJSON_AddStringToObject(root, "error", error);
-	char *s = cJSON_Print(root);
-	if (!s)
-		kt_oom();
-	kt_buf_puts(out, s);
+	kt_buf_put_json(out, root);
 	kt_buf_putc(out, '\n');
-	free(s);
 	kt_llm_redact(llm, out);
 }
 

@@ -15,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "json.h"
 #include "remote.h"
 
 const char *const kt_tier_names[KT_NTIERS] = {"user", "project", "remote"};
@@ -240,7 +241,7 @@ static int stats_add(const char *dir, const kt_cache_stats *s, kt_err *err)
 		for (size_t i = 0; i < NSTATS; i++)
 			cJSON_AddNumberToObject(doc, stat_names[i],
 						(double)(*stat_slot(&total, i) + *stat_slot((kt_cache_stats *)s, i)));
-		char *text = cJSON_Print(doc);
+		char *text = kt_json_text(doc, 1);
 		cJSON_Delete(doc);
 		rc = kt_write_atomic(path, text, strlen(text), err);
 		free(text);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "json.h"
 #include "opt.h"
 #include "space.h"
 #include "tmpl.h"
@@ -77,9 +78,7 @@ static void print_json(const kt_tmpl *t, const kt_space *s, long long limit)
 		}
 		cJSON_AddItemToArray(arr, o);
 	}
-	char *text = cJSON_Print(arr);
-	if (!text)
-		kt_oom();
+	char *text = kt_json_text(arr, 1);
 	puts(text);
 	free(text);
 	cJSON_Delete(arr);

@@ -18,6 +18,7 @@
 #include <xxhash.h>
 
 #include "cusrc.h"
+#include "json.h"
 #include "space.h"
 
 #define HASH_DIGITS 8                  /* hex digits of the configuration hash in a variant name */
@@ -740,12 +741,8 @@ static void render_manifest(const plan *p, char **files, int nfiles, kt_buf *out
 	cJSON *jf = cJSON_AddArrayToObject(root, "files");
 	for (int i = 0; i < nfiles; i++)
 		cJSON_AddItemToArray(jf, cJSON_CreateString(files[i]));
-	char *text = cJSON_Print(root);
-	if (!text)
-		kt_oom();
-	kt_buf_puts(out, text);
+	kt_buf_put_json(out, root);
 	kt_buf_putc(out, '\n');
-	free(text);
 	cJSON_Delete(root);
 }
 

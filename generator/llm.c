@@ -11,6 +11,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include "json.h"
+
 enum {
 	DEFAULT_CONNECT_TIMEOUT_MS = 10000,
 	DEFAULT_TIMEOUT_MS = 300000,
@@ -345,10 +347,8 @@ static char *request_body(const kt_llm *l, const kt_llm_msg *msgs, int nmsgs)
 	if (l->cfg.max_tokens > 0)
 		cJSON_AddNumberToObject(root, "max_tokens", (double)l->cfg.max_tokens);
 	cJSON_AddBoolToObject(root, "stream", 0);
-	char *s = cJSON_PrintUnformatted(root);
+	char *s = kt_json_text(root, 0);
 	cJSON_Delete(root);
-	if (!s)
-		kt_oom();
 	return s;
 }
 

@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "agent.h"
+#include "json.h"
 
 #define COMMENT "// "  /* how both marks begin; the record keeps what follows */
 #define SHOW_MAX 200   /* bytes of one round's detail that kt cache show prints */
@@ -123,11 +124,7 @@ int kt_provenance_json(const char *path, const char *text, size_t len, const cha
 		cJSON_AddItemToObject(o, "transcript", tr);
 	else
 		cJSON_AddStringToObject(o, "note", kt_buf_str(&note));
-	char *s = cJSON_Print(o);
-	if (!s)
-		kt_oom();
-	kt_buf_puts(out, s);
-	free(s);
+	kt_buf_put_json(out, o);
 	cJSON_Delete(o);
 	kt_buf_free(&line);
 	kt_buf_free(&tpath);

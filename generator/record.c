@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "json.h"
 #include "space.h"
 
 /* ---- writing ---- */
@@ -197,10 +198,8 @@ char *kt_record_json_history(const kt_key *k, const kt_tmpl *t, const int64_t *s
 	cJSON_AddStringToObject(doc, "driver", r->driver);
 	cJSON_AddStringToObject(doc, "runtime", r->runtime);
 	add_date(doc);
-	char *text = cJSON_Print(doc);
+	char *text = kt_json_text(doc, 1);
 	cJSON_Delete(doc);
-	if (!text)
-		kt_oom();
 	return text;
 }
 
@@ -367,8 +366,8 @@ static int read_config(const cJSON *conf, const kt_tmpl *t, uint16_t *cfg, kt_er
 			return kt_fail(err, "the configuration has no value for %s", p->name);
 		int j = value_index(p, v);
 		if (j < 0) {
-			char *txt = cJSON_PrintUnformatted(v);
-			kt_fail(err, "%s=%s is not a declared value of %s", p->name, txt ? txt : "?", p->name);
+			char *txt = kt_json_text(v, 0);
+			kt_fail(err, "%s=%s is not a declared value of %s", p->name, txt, p->name);
 			free(txt);
 			return -1;
 		}
@@ -426,10 +425,8 @@ char *kt_record_gpu_json(const kt_gpu_id *gpu)
 	cJSON_AddNumberToObject(g, "sms", gpu->sms);
 	cJSON_AddNumberToObject(g, "l2_bytes", (double)gpu->l2_bytes);
 	cJSON_AddNumberToObject(g, "smem_optin", (double)gpu->smem_optin);
-	char *text = cJSON_Print(doc);
+	char *text = kt_json_text(doc, 1);
 	cJSON_Delete(doc);
-	if (!text)
-		kt_oom();
 	return text;
 }
 
@@ -518,9 +515,8 @@ void kt_record_config_text(const kt_record *r, kt_buf *out)
 	int first = 1;
 	cJSON_ArrayForEach(it, conf)
 	{
-		char *v = cJSON_IsString(it) ? NULL : cJSON_PrintUnformatted(it);
-		kt_buf_printf(out, "%s%s=%s", first ? "" : ",", it->string,
-			      v ? v : cJSON_IsString(it) ? it->valuestring : "?");
+		char *v = cJSON_IsString(it) ? NULL : kt_json_text(it, 0);
+		kt_buf_printf(out, "%s%s=%s", first ? "" : ",", it->string, v ? v : it->valuestring);
 		free(v);
 		first = 0;
 	}

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cusrc.h"
+#include "json.h"
 
 enum { MAX_ROUNDS = 20, SHOW_MAX = 200 /* bytes of a plan's or a note's line that kt cache show prints */ };
 
@@ -353,11 +354,7 @@ void kt_rounds_json(const kt_rounds *r, kt_buf *out)
 	cJSON *arr = cJSON_AddArrayToObject(root, "rounds");
 	for (int k = 0; k < r->n; k++)
 		cJSON_AddItemToArray(arr, round_json(r, k, r->t0));
-	char *s = cJSON_Print(root);
-	if (!s)
-		kt_oom();
-	kt_buf_puts(out, s);
-	free(s);
+	kt_buf_put_json(out, root);
 	cJSON_Delete(root);
 }
 

@@ -18,6 +18,7 @@
 
 #include "compile.h"
 #include "emit.h"
+#include "json.h"
 #include "proc.h"
 #include "search.h"
 #include "space.h"
@@ -181,7 +182,7 @@ static void keep_ceiling(const tuner *tu, const char *what, double v)
 	}
 	cJSON_DeleteItemFromObjectCaseSensitive(g, what);
 	cJSON_AddNumberToObject(g, what, v);
-	char *out = cJSON_Print(doc);
+	char *out = kt_json_text(doc, 1);
 	if (kt_mkdirs(tu->o->cache_dir, &e) == 0)
 		kt_write_atomic(path, out, strlen(out), &e);
 	free(out);

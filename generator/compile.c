@@ -107,7 +107,7 @@ static char *stem_path(const kt_compiler *c, const char *stem, const char *ext)
 	return p;
 }
 
-static int jobs_of(const kt_compiler *c)
+int kt_compile_jobs(const kt_compiler *c)
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	return c->jobs > 0 ? c->jobs : (int)(cores > 0 ? cores : 1);
@@ -123,7 +123,7 @@ static int plan_packs(const kt_compiler *c, const kt_unit *units, size_t n, int 
 	for (size_t i = 0; i < n; i++)
 		parts += units[i].part.len > 0;
 	if (c->prelude && c->pack > 1) {
-		size_t jobs = (size_t)jobs_of(c);
+		size_t jobs = (size_t)kt_compile_jobs(c);
 		size = (parts + jobs - 1) / jobs;
 		size = size < (size_t)c->pack ? size : (size_t)c->pack;
 	}
@@ -173,7 +173,7 @@ static int start_ninja(const kt_compiler *c, const char *const *stems, size_t n,
 		return -1;
 	}
 	char jobs[32];
-	snprintf(jobs, sizeof jobs, "-j%d", jobs_of(c));
+	snprintf(jobs, sizeof jobs, "-j%d", kt_compile_jobs(c));
 	char *log = kt_path_join(c->workdir, "ninja.log");
 	char *argv[] = {(char *)(c->ninja ? c->ninja : "ninja"), "-C", (char *)c->workdir, "-f", name.data,
 			"-k", "0", jobs, NULL};

@@ -53,6 +53,8 @@ typedef struct kt_unit {
 
 void kt_unit_free(kt_unit *u);
 
+/* Parallel compile jobs: c->jobs, else the number of cores. */
+int kt_compile_jobs(const kt_compiler *c);
 /* Writes the sources and build<slot>.ninja, and starts ninja (in *ninja).  Batches of different
  * slots may compile at the same time (each slot keeps its own ninja log).  0, or -1 with err set. */
 int kt_compile_start(const kt_compiler *c, kt_unit *units, size_t n, int slot, kt_proc *ninja, kt_err *err);

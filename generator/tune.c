@@ -663,18 +663,11 @@ static int run_reference(tuner *tu, const cand *ref, kt_err *err)
 	return rc;
 }
 
-/* Parallel compile jobs (--jobs, else the number of cores). */
-static int compile_jobs(const kt_tune_opts *o)
-{
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	return o->jobs > 0 ? o->jobs : (int)(cores > 0 ? cores : 1);
-}
-
 static int batch_size(const tuner *tu)
 {
 	if (tu->o->batch > 0)
 		return tu->o->batch;
-	int n = 4 * compile_jobs(tu->o); /* several waves of nvcc per batch: the last wave's tail idles fewer cores */
+	int n = 4 * kt_compile_jobs(&tu->cc); /* several waves of nvcc per batch: the last wave's tail idles fewer cores */
 	return n < MIN_BATCH ? MIN_BATCH : n > MAX_BATCH ? MAX_BATCH : n;
 }
 
@@ -814,7 +807,6 @@ static int setup(tuner *tu, int **gpus, int *ngpus, kt_err *err)
 	tu->search = kt_search_new(o->strategy, tu->t, &tu->space, o->budget, o->seed, err);
 	if (!tu->search || make_workdir(tu, err))
 		return -1;
-	kt_search_set_parallel(tu->search, (size_t)compile_jobs(o)); /* a batch of one nvcc per job */
 	tu->ev_of = kt_xmalloc(tu->space.count * sizeof *tu->ev_of);
 	tu->asked = kt_xcalloc(tu->space.count, 1);
 	for (size_t i = 0; i < tu->space.count; i++)
@@ -832,6 +824,7 @@ static int setup(tuner *tu, int **gpus, int *ngpus, kt_err *err)
 			       o->flags, o->nflags, o->jobs, tu->workdir, (const char *const *)tu->deps, tu->ndeps,
 			       NULL, 0};
 	tu->cc.pack = o->pack > 0 ? o->pack : KT_TUNE_PACK;
+	kt_search_set_parallel(tu->search, (size_t)kt_compile_jobs(&tu->cc)); /* a batch of one nvcc per job */
 	if (tu->cc.pack > 1 && kt_emit_prelude(tu->t, &tu->prelude) == 0)
 		tu->cc.prelude = kt_buf_str(&tu->prelude);
 	kt_tune_result *r = tu->r;

@@ -65,13 +65,13 @@ log="$build/roofline-shape.log"
 # (--only matches the line itself, not the number that grep -n puts before it)
 grep -v '^#' "$root/templates/shapes.txt" | grep -n . | awk -v re="$only" '{ l = $0; sub(/^[0-9]+:/, "", l) } l ~ re' |
 	awk '{ n = split($3, a, /[=,]/); p = 1; for (i = 2; i <= n; i += 2) p *= a[i]; print p, $0 }' |
-	sort -k1,1gr | cut -d' ' -f2- | tr ':' ' ' | while read -r line name type shape; do
+	sort -k1,1gr | cut -d' ' -f2- | tr ':' ' ' | while read -r line name type shape arch; do
 	s=$seconds
 	case $name in # the largest spaces, and gemm whose variants compile slowly
 	gemm | softmax | transpose) s=$((seconds * 3)) ;;
 	esac
 	"$kt" tune "$root/templates/$name.cu.tmpl" --type "$type" --shape "$shape" --budget "$budget" \
-		--seconds "$s" --top 1000 --quiet --cache-dir "$build/kt-cache" >"$log" 2>&1
+		--seconds "$s" ${arch:+--arch "$arch"} --top 1000 --quiet --cache-dir "$build/kt-cache" >"$log" 2>&1
 	cat "$log" >>"$out/tune.log"
 	cublas_us=""
 	floor_override=""

@@ -49,12 +49,13 @@ static char *resolve(const struct opts *o, const char *path)
 	return path[0] == '/' || !o->root ? kt_xstrdup(path) : kt_path_join(o->root, path);
 }
 
-/* types: "T=bfloat16,U=float" (the recording's `# types:` line), or NULL. */
-static kt_tmpl *load_tmpl(const struct opts *o, const char *path, const char *types, kt_err *err)
+/* types: "T=bfloat16,U=float" (the recording's `# types:` line), or NULL; arch: its `# arch:`
+ * line (the compile target the constraints see), or NULL. */
+static kt_tmpl *load_tmpl(const struct opts *o, const char *path, const char *types, const char *arch, kt_err *err)
 {
 	char *p = resolve(o, path), *list = kt_xstrdup(types ? types : ""), *save = NULL;
 	const char *names[KT_MAX_SLOTS];
-	kt_tmpl_opts topts = {names, 0};
+	kt_tmpl_opts topts = {.types = names, .arch = arch && arch[0] ? arch : NULL};
 	for (char *tok = strtok_r(list, ",", &save); tok && topts.ntypes < KT_MAX_SLOTS; tok = strtok_r(NULL, ",", &save))
 		names[topts.ntypes++] = tok;
 	kt_buf diags = {0};
@@ -176,13 +177,14 @@ static double curves(const struct opts *o, const kt_tmpl *t, const kt_space *sp,
 static int bench_one(const struct opts *o, const char *path)
 {
 	kt_err err = {0};
-	kt_buf tpath = {0}, types = {0};
+	kt_buf tpath = {0}, types = {0}, arch = {0};
 	kt_tmpl *t = NULL;
 	kt_recorded *r = NULL;
 	kt_space sp = {0};
 	int rc = -1;
 	if (kt_recorded_template_path(path, &tpath, &err) < 0 || kt_recorded_header(path, "types", &types, &err) < 0 ||
-	    !(t = load_tmpl(o, kt_buf_str(&tpath), kt_buf_str(&types), &err)) ||
+	    kt_recorded_header(path, "arch", &arch, &err) < 0 ||
+	    !(t = load_tmpl(o, kt_buf_str(&tpath), kt_buf_str(&types), kt_buf_str(&arch), &err)) ||
 	    kt_recorded_load(path, t, &r, &err) < 0 || kt_space_enum(t, kt_recorded_shape(r), &sp, &err) < 0) {
 		fprintf(stderr, "search_curves: %s\n", err.msg);
 		goto done;
@@ -220,6 +222,7 @@ done:
 	kt_tmpl_free(t);
 	kt_buf_free(&tpath);
 	kt_buf_free(&types);
+	kt_buf_free(&arch);
 	return rc;
 }
 
@@ -351,7 +354,7 @@ static int synthesize(const struct opts *o)
 	kt_err err = {0};
 	kt_space sp = {0};
 	int64_t shape[KT_MAX_SLOTS];
-	kt_tmpl *t = load_tmpl(o, o->synth, o->types, &err);
+	kt_tmpl *t = load_tmpl(o, o->synth, o->types, NULL, &err);
 	if (!t || kt_tmpl_parse_shape(t, o->shape ? o->shape : "", shape, &err) < 0 ||
 	    kt_space_enum(t, shape, &sp, &err) < 0) {
 		fprintf(stderr, "search_curves: %s\n", err.msg);

@@ -8,9 +8,9 @@
 # KT is the kt executable; BUDGET and SECONDS bound the tuning of each shape (default 40
 # evaluations, 4 s); TO is where the records go (default: this directory); ONLY, a regular
 # expression, limits the run to the templates whose names match it (default: all of them; after
-# a template changes, its records are the ones to tune again).  The architecture (90)
-# and flags ("") are those the example project and the CMake module's defaults use, since both
-# are part of each record's key.
+# a template changes, its records are the ones to tune again).  The architecture (90, unless
+# the shape's line names another, e.g. 90a) and flags ("") are those the example project and
+# the CMake module's defaults use, since both are part of each record's key.
 set -euo pipefail
 kt=${1:?usage: cache/refresh.sh KT [BUDGET] [SECONDS] [TO] [ONLY]}
 budget=${2:-40}
@@ -28,13 +28,13 @@ export KT_CACHE_DIR=$work/user
 	grep -E '^[a-z_]+ ' "$root/templates/shapes.txt"
 	printf '%s\n' "rmsnorm T=half rows=4096,hidden=4096" "rmsnorm T=half rows=16,hidden=4096" \
 		"silu_and_mul T=half tokens=4096,d=11008" "silu_and_mul T=half tokens=16,d=11008"
-} | awk '{ k = $1 " " $2; if (!(k in s)) { order[n++] = k; s[k] = "" } s[k] = s[k] " --shape " $3 }
+} | awk '{ k = $1 " " $2 " " ($4 == "" ? "90" : $4); if (!(k in s)) { order[n++] = k; s[k] = "" } s[k] = s[k] " --shape " $3 }
 	END { for (i = 0; i < n; i++) print order[i] s[order[i]] }' | awk -v only="$only" '$1 ~ only' |
-while read -r name type shapes; do
-	echo "== $name $type"
+while read -r name type arch shapes; do
+	echo "== $name $type (sm_$arch)"
 	# shellcheck disable=SC2086 # $shapes is a list of --shape arguments
 	"$kt" generate --template "$root/templates/$name.cu.tmpl" --name "$name" --type "$type" $shapes \
-		--arch 90 --budget "$budget" --seconds "$seconds" --out "$work/gen/$name-$type"
+		--arch "$arch" --budget "$budget" --seconds "$seconds" --out "$work/gen/$name-$type-$arch"
 done
 mkdir -p "$to"
 "$kt" cache promote --cache-dir "$KT_CACHE_DIR" --to "$to"

@@ -57,8 +57,11 @@ Either way the calling project must enable CUDA (``project(... LANGUAGES CXX CUD
     otherwise.
 
   ``ARCH <arch>``
-    The compute capability to tune for, e.g. ``90``.  Default: the first entry of
-    ``CMAKE_CUDA_ARCHITECTURES`` (without ``-real``/``-virtual``), else ``90``.
+    The compute capability to tune for, e.g. ``90``, or ``90a`` for Hopper's
+    architecture-specific instructions (``wgmma``; a template's constraints see the target as
+    ``sm`` and ``sm_a``).  Default: the first entry of ``CMAKE_CUDA_ARCHITECTURES`` (without
+    ``-real``/``-virtual``), else ``90``.  The target the generated sources are compiled for must
+    match: ``90a`` variants need ``CMAKE_CUDA_ARCHITECTURES`` ``90a``.
 
   ``FLAGS <flag>...``
     Extra nvcc flags for the kernel.  They are used when tuning (with ``CMAKE_CUDA_FLAGS``, and
@@ -298,6 +301,9 @@ macro(_kt_check_args)
   get_target_property(_kt_alias "${target}" ALIASED_TARGET)
   if(_kt_imported OR _kt_alias OR _kt_type STREQUAL "INTERFACE_LIBRARY" OR _kt_type STREQUAL "UTILITY")
     message(FATAL_ERROR "kt_add_tuned_kernel(${target}): '${target}' cannot take sources; give an executable or a library built here")
+  endif()
+  if(DEFINED arg_ARCH AND NOT arg_ARCH MATCHES "^[0-9][0-9][0-9]?[af]?$")
+    message(FATAL_ERROR "kt_add_tuned_kernel(${target}): ARCH '${arg_ARCH}' is not a compute capability (expected e.g. 90, or 90a for the architecture-specific target)")
   endif()
   if(NOT EXISTS "${arg_TEMPLATE}" OR IS_DIRECTORY "${arg_TEMPLATE}")
     message(FATAL_ERROR "kt_add_tuned_kernel(${target}): TEMPLATE '${arg_TEMPLATE}' does not exist")

@@ -291,7 +291,9 @@ struct explain {
 static int explain_run(struct explain *x, kt_err *err)
 {
 	kt_buf diags = {0}, compiler = {0};
-	kt_tmpl_opts to = {.types = x->types.v, .ntypes = x->types.n};
+	if (x->arch[0] && kt_arch_check(x->arch, err) != 0)
+		return -1;
+	kt_tmpl_opts to = {.types = x->types.v, .ntypes = x->types.n, .arch = x->arch[0] ? x->arch : NULL};
 	kt_tmpl *t = kt_tmpl_parse(x->template_path, &to, &diags, err);
 	fputs(kt_buf_str(&diags), stderr);
 	kt_buf_free(&diags);

@@ -56,9 +56,11 @@ static void print_summary(const kt_tmpl *t)
 int kt_cmd_check(int argc, char **argv)
 {
 	kt_strlist shapes = {0}, types = {0};
+	const char *arch = NULL;
 	const kt_opt opts[] = {
 		{"shape", KT_OPT_LIST, &shapes, "SPEC", "a shape to check, e.g. rows=4096,hidden=4096 (repeatable)"},
 		{"type", KT_OPT_LIST, &types, "T=x", "choose a type symbol, e.g. T=bfloat16 (repeatable)"},
+		{"arch", KT_OPT_STR, &arch, "CC", "the compile target the constraints see (sm, sm_a), e.g. 90 or 90a"},
 		{0},
 	};
 	const char *pos[1];
@@ -74,8 +76,10 @@ int kt_cmd_check(int argc, char **argv)
 	}
 	if (rc == 0 && npos != 1)
 		rc = kt_fail(&err, "no template given (usage: %s)", usage);
+	if (rc == 0)
+		rc = kt_arch_check(arch, &err);
 	if (rc == 0) {
-		kt_tmpl_opts to = {.types = types.v, .ntypes = types.n};
+		kt_tmpl_opts to = {.types = types.v, .ntypes = types.n, .arch = arch};
 		t = kt_tmpl_parse(pos[0], &to, &diags, &err);
 		rc = t ? 0 : -1;
 	}

@@ -108,12 +108,14 @@ static int list_space(const kt_tmpl *t, const char *spec, int json, long long li
 int kt_cmd_space(int argc, char **argv)
 {
 	kt_strlist types = {0};
+	const char *arch = NULL;
 	const char *shape = NULL;
 	int json = 0;
 	long long limit = LLONG_MAX;
 	const kt_opt opts[] = {
 		{"shape", KT_OPT_STR, &shape, "SPEC", "the shape, e.g. rows=4096,hidden=4096"},
 		{"type", KT_OPT_LIST, &types, "T=x", "choose a type symbol, e.g. T=bfloat16 (repeatable)"},
+		{"arch", KT_OPT_STR, &arch, "CC", "the compile target the constraints see (sm, sm_a), e.g. 90 or 90a"},
 		{"json", KT_OPT_FLAG, &json, NULL, "print a JSON array of {parameter: value} objects"},
 		{"limit", KT_OPT_INT, &limit, "N", "show at most N configurations"},
 		{0},
@@ -133,8 +135,10 @@ int kt_cmd_space(int argc, char **argv)
 		rc = kt_fail(&err, "no template given (usage: %s)", usage);
 	if (rc == 0 && limit < 0)
 		rc = kt_fail(&err, "--limit %lld: must not be negative", limit);
+	if (rc == 0)
+		rc = kt_arch_check(arch, &err);
 	if (rc == 0) {
-		kt_tmpl_opts to = {.types = types.v, .ntypes = types.n};
+		kt_tmpl_opts to = {.types = types.v, .ntypes = types.n, .arch = arch};
 		t = kt_tmpl_parse(pos[0], &to, &diags, &err);
 		rc = t ? 0 : -1;
 	}

@@ -23,8 +23,8 @@ enum { TOP_SHOWN = 10 };
 typedef struct tune_args {
 	kt_strlist shapes, types, flags, configs;
 	const char *strategy, *record, *cache_dir, *workdir, *backend, *nvcc, *flagstr;
-	long long budget, seed, gpu, arch, jobs, top, pack;
-	const char *seconds, *timeout;
+	long long budget, seed, gpu, jobs, top, pack;
+	const char *seconds, *timeout, *arch;
 	int quiet, list_gpus;
 } tune_args;
 
@@ -231,7 +231,7 @@ int kt_cmd_tune(int argc, char **argv)
 		{"seconds", KT_OPT_STR, &a.seconds, "S", "stop after about S seconds per shape"},
 		{"seed", KT_OPT_INT, &a.seed, "N", "seed of the search and of the test inputs (default 1)"},
 		{"gpu", KT_OPT_INT, &a.gpu, "N", "GPU ordinal; -1: every GPU of GPU 0's kind (default 0)"},
-		{"arch", KT_OPT_INT, &a.arch, "NN", "compile for sm_NN (default: the GPU's)"},
+		{"arch", KT_OPT_STR, &a.arch, "CC", "compile for sm_CC, e.g. 90 or 90a (default: the GPU's)"},
 		{"nvcc", KT_OPT_STR, &a.nvcc, "PATH", "the CUDA compiler (default: nvcc in PATH)"},
 		{"flags", KT_OPT_STR, &a.flagstr, "\"F...\"", "code-generation flags for every variant, space-separated"},
 		{"flag", KT_OPT_LIST, &a.flags, "F", "one code-generation flag (repeatable)"},
@@ -278,8 +278,17 @@ int kt_cmd_tune(int argc, char **argv)
 		rc = parse_seconds(a.seconds, "--seconds", &o.seconds, &err);
 	if (rc == 0)
 		rc = parse_seconds(a.timeout, "--timeout", &o.timeout_s, &err);
+	char devarch[8] = "";
+	if (rc == 0)
+		rc = kt_arch_check(a.arch, &err);
+	if (rc == 0 && !a.arch) { /* the constraints see the target: the GPU's, as tuning compiles for it */
+		kt_gpu_info gi;
+		kt_err e = {0};
+		if (kt_tune_gpu_info(a.backend, a.gpu < 0 ? 0 : (int)a.gpu, &gi, &e) == 0)
+			snprintf(devarch, sizeof devarch, "%d%d", gi.id.cc_major % 100, gi.id.cc_minor % 10);
+	}
 	if (rc == 0) {
-		kt_tmpl_opts to = {.types = a.types.v, .ntypes = a.types.n};
+		kt_tmpl_opts to = {.types = a.types.v, .ntypes = a.types.n, .arch = a.arch ? a.arch : devarch[0] ? devarch : NULL};
 		t = kt_tmpl_parse(pos[0], &to, &diags, &err);
 		rc = t ? 0 : -1;
 	}
@@ -291,7 +300,7 @@ int kt_cmd_tune(int argc, char **argv)
 		o.budget = (long)a.budget;
 		o.seed = (uint64_t)a.seed;
 		o.gpu = (int)a.gpu;
-		o.arch = (int)a.arch;
+		o.arch = a.arch;
 		o.nvcc = a.nvcc;
 		o.flags = flags;
 		o.nflags = nflags;

@@ -57,7 +57,12 @@ static void render_ninja(const kt_compiler *c, const char *const *stems, size_t 
 			 "builddir = %s\n\n", builddir);
 	kt_buf_puts(b, "nvcc = ");
 	put_shell_word(b, c->nvcc ? c->nvcc : "nvcc");
-	kt_buf_printf(b, "\nflags = -cubin -arch=sm_%d", c->arch);
+	/* -arch=sm_90a would also run a plain sm_90 pass, which rejects the 90a instructions */
+	size_t al = strlen(c->arch);
+	if (al && (c->arch[al - 1] == 'a' || c->arch[al - 1] == 'f'))
+		kt_buf_printf(b, "\nflags = -cubin -gencode=arch=compute_%s,code=sm_%s", c->arch, c->arch);
+	else
+		kt_buf_printf(b, "\nflags = -cubin -arch=sm_%s", c->arch);
 	for (int i = 0; i < c->nflags; i++) {
 		kt_buf_putc(b, ' ');
 		put_shell_word(b, c->flags[i]);

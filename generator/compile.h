@@ -27,7 +27,7 @@
 typedef struct kt_compiler {
 	const char *nvcc;        /* the compiler ("nvcc" searched in PATH when NULL) */
 	const char *ninja;       /* "ninja" when NULL */
-	int arch;                /* sm_<arch> */
+	const char *arch;        /* the target after "sm_": "90", or "90a" for its architecture-specific features */
 	const char *const *flags; /* the user's code-generation flags, passed to every edge */
 	int nflags;
 	int jobs;                /* parallel compiles; <= 0: the number of cores */

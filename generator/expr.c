@@ -330,6 +330,18 @@ static kt_expr *parse_name(parser *p)
 		return e;
 	}
 	int slot = find_slot(p->sc, p->s + start, n);
+	if (slot < 0 && p->sc && p->sc->constant) {
+		int64_t v;
+		const char *why = "";
+		int c = p->sc->constant(p->sc->ctx, p->s + start, n, &v, &why);
+		if (c < 0)
+			return fail_at(p, start, "'%.*s' %s", (int)n, p->s + start, why);
+		if (c > 0) {
+			kt_expr *e = node(p, OP_INT, start);
+			e->i = v;
+			return e;
+		}
+	}
 	if (slot < 0) {
 		if (find_fn(p->s + start, n) >= 0)
 			return fail_at(p, p->pos, "expected '(' after the function name '%.*s'", (int)n, p->s + start);

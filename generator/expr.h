@@ -48,12 +48,15 @@ static inline int kt_val_truthy(kt_val v) { return v.type == KT_VINT ? v.i != 0 
 
 /* How names resolve: names[i] is slot i.  choice() maps a string literal compared with the
  * choice parameter in `slot` to its index (-1: not one of its choices); it is asked only for
- * slots where is_choice(slot) is true.  Either callback may be NULL (no choice parameters). */
+ * slots where is_choice(slot) is true.  constant() resolves a name that is no slot: 1 with *out
+ * set (the name stands for that integer), 0 when the name is not a constant, -1 when it is one
+ * that may not be used here (*why says where it may).  Any callback may be NULL. */
 typedef struct kt_scope {
 	const char *const *names;
 	int n;
 	int (*is_choice)(void *ctx, int slot);
 	int (*choice)(void *ctx, int slot, const char *lit, size_t len);
+	int (*constant)(void *ctx, const char *name, size_t len, int64_t *out, const char **why);
 	void *ctx;
 } kt_scope;
 

@@ -319,7 +319,7 @@ static int tuned_config(gen *g, int i, uint16_t *cfg, kt_err *err)
 	kt_tmpl_format_shape(g->t, shape_at(g, i), &label);
 	kt_progress pr;
 	kt_progress_init(&pr, o->quiet ? NULL : stderr, kt_buf_str(&label));
-	kt_tune_opts to = {.nvcc = o->nvcc, .arch = o->arch ? atoi(o->arch) : 0, .flags = flags, .nflags = nflags,
+	kt_tune_opts to = {.nvcc = o->nvcc, .arch = o->arch && o->arch[0] ? o->arch : NULL, .flags = flags, .nflags = nflags,
 			   .types = o->types, .ntypes = o->ntypes, .cache_dir = kt_cache_dir(g->cache, KT_TIER_USER),
 			   .seed = 1, .backend = o->backend, .progress = &pr, .strategy = o->strategy,
 			   .budget = o->budget == 0 ? KT_GENERATE_BUDGET : o->budget,
@@ -403,6 +403,8 @@ static int check_opts(const kt_generate_opts *o, kt_err *err)
 			       o->name);
 	if (!o->outdir || !o->outdir[0])
 		return kt_fail(err, "no output directory given (--out DIR)");
+	if (o->arch && o->arch[0] && kt_arch_check(o->arch, err) != 0)
+		return -1;
 	for (int i = 0; o->strategy && o->strategy[0] && strcmp(o->strategy, "auto"); i++) {
 		const char *name = kt_search_strategy_name(i);
 		if (!name)
@@ -470,7 +472,7 @@ int kt_generate(const kt_generate_opts *o, kt_buf *diags, kt_err *err)
 {
 	if (check_opts(o, err) != 0)
 		return -1;
-	kt_tmpl_opts to = {.types = o->types, .ntypes = o->ntypes};
+	kt_tmpl_opts to = {.types = o->types, .ntypes = o->ntypes, .arch = o->arch && o->arch[0] ? o->arch : NULL};
 	gen g = {.o = o};
 	g.t = kt_tmpl_parse(o->template_path, &to, diags, err);
 	if (!g.t)

@@ -347,6 +347,8 @@ static void write_header(kt_buf *b, const kt_tmpl *t, const int64_t *shape, cons
 	for (int i = 0; i < t->ntypes; i++)
 		kt_buf_printf(b, "%s%s=%s%s", i ? "," : "# types: ", t->types[i].name, kt_etypes[t->types[i].chosen].name,
 			      i + 1 == t->ntypes ? "\n" : "");
+	if (t->arch[0]) /* the compile target, which the constraints saw */
+		kt_buf_printf(b, "# arch: %s\n", t->arch);
 	if (gpu && gpu->name[0])
 		kt_buf_printf(b, "# gpu: name=\"%s\" cc=%d.%d sms=%d l2=%lld smem_optin=%lld\n", gpu->name,
 			      gpu->cc_major, gpu->cc_minor, gpu->sms, (long long)gpu->l2_bytes,

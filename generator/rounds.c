@@ -70,7 +70,7 @@ static kt_tmpl *round_tmpl(round_dirs *d, const kt_tmpl *t, const kt_tune_opts *
 	if (kt_mkdirs(kt_buf_str(&dir), err) == 0 && kt_write_atomic(path, text, strlen(text), err) == 0) {
 		d->files = kt_xrealloc(d->files, (size_t)(d->nfiles + 1) * sizeof *d->files);
 		d->files[d->nfiles++] = kt_xstrdup(path);
-		kt_tmpl_opts to = {o->types, o->ntypes};
+		kt_tmpl_opts to = {o->types, o->ntypes, t->arch[0] ? t->arch : NULL};
 		kt_buf diags = {0};
 		kt_err perr = {0};
 		n = kt_tmpl_parse(path, &to, &diags, &perr);

@@ -1,6 +1,7 @@
 /* search.c - search strategies over a feasible space (see search.h and docs/search.md). */
 #include "search.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,9 +241,35 @@ static void push_if_unasked(kt_search *s, size_t j, double key)
 		heap_push(s, key, j);
 }
 
+/* The feasible configuration nearest to c that has value v of parameter p, or SIZE_MAX: the
+ * fewest and smallest moves of the other parameters (an integer counts the ranks it moves, any
+ * other parameter 1), the earliest of equals. */
+static size_t nearest_with(const kt_search *s, const uint16_t *c, int p, uint16_t v)
+{
+	int np = s->t->nparams;
+	size_t best = SIZE_MAX;
+	long bestd = LONG_MAX;
+	for (size_t j = 0; j < s->sp->count; j++) {
+		const uint16_t *o = kt_space_cfg(s->sp, j);
+		if (o[p] != v)
+			continue;
+		long d = 0;
+		for (int q = 0; q < np && d < bestd; q++)
+			if (q != p && o[q] != c[q])
+				d += s->t->params[q].type == KT_PINT ? labs((long)s->rank[q][o[q]] - (long)s->rank[q][c[q]]) : 1;
+		if (d < bestd) {
+			bestd = d;
+			best = j;
+		}
+	}
+	return best;
+}
+
 /* Neighbours of configuration i: one parameter moved.  An integer moves one step up or down its
  * sorted values (past values that are infeasible with the others, to the nearest feasible one);
- * a bool or a named choice takes each of its other values. */
+ * a bool or a named choice takes each of its other values, with the other parameters moved as
+ * little as makes it feasible when it is not as they are (a strategy that needs other tiles or
+ * a target, e.g. gemm's MMA=wgmma, is then one step away rather than out of reach). */
 static void push_neighbours(kt_search *s, size_t i, double key)
 {
 	int np = s->t->nparams;
@@ -266,7 +293,8 @@ static void push_neighbours(kt_search *s, size_t i, double key)
 				if (v == c[p])
 					continue;
 				s->work[p] = (uint16_t)v;
-				push_if_unasked(s, find_cfg(s->sp, s->work), key);
+				size_t j = find_cfg(s->sp, s->work);
+				push_if_unasked(s, j != SIZE_MAX ? j : nearest_with(s, c, p, (uint16_t)v), key);
 			}
 		}
 	}

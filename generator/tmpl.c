@@ -77,7 +77,7 @@ static const struct directive {
 #define NDIRS ((int)(sizeof dirs / sizeof dirs[0]))
 
 /* Names that cannot be declared: the functions and constants of the expression language. */
-static const char *const reserved[] = {"abs", "cdiv", "ceil", "false", "floor", "log2", "max", "min", "pow2", "true"};
+static const char *const reserved[] = {"abs", "cdiv", "ceil", "false", "floor", "log2", "max", "min", "pow2", "sm", "sm_a", "true"};
 
 /* ---- parse state ---- */
 
@@ -113,6 +113,8 @@ struct pctx {
 	const char *shapes[KT_MAX_SLOTS];
 	int nshapes, nparams, ntypes;
 	const char *slot_names[KT_MAX_SLOTS];
+	kt_scope req_scope;    /* the scope of constraints: also the compile target (sm, sm_a) */
+	int in_req;            /* parsing a constraint */
 	/* pass 2 */
 	kt_arg args[MAX_ARGS];
 	int nargs;
@@ -746,6 +748,30 @@ static int scope_choice(void *ctx, int slot, const char *lit, size_t len)
 	return -1;
 }
 
+/* The compile target's names: constants in constraints; elsewhere an error (a grid or a size
+ * that depended on the target would differ between the tuner and the worker that runs it). */
+static int target_name(const char *name, size_t len)
+{
+	return (len == 2 && !memcmp(name, "sm", 2)) || (len == 4 && !memcmp(name, "sm_a", 4));
+}
+
+static int scope_target(void *ctx, const char *name, size_t len, int64_t *out, const char **why)
+{
+	const kt_tmpl *t = ctx;
+	if (!target_name(name, len))
+		return 0;
+	*out = len == 2 ? t->sm : t->sm_a;
+	(void)why;
+	return 1;
+}
+
+static int scope_no_target(void *ctx, const char *name, size_t len, int64_t *out, const char **why)
+{
+	(void)ctx, (void)out;
+	*why = "(the compile target) may be used only in a constraint ('@kt require')";
+	return target_name(name, len) ? -1 : 0;
+}
+
 static void build_scope(pctx *pc)
 {
 	kt_tmpl *t = pc->t;
@@ -761,7 +787,9 @@ static void build_scope(pctx *pc)
 	t->params = pc->params;
 	t->ntypes = pc->ntypes;
 	t->types = pc->types;
-	t->scope = (kt_scope){pc->slot_names, pc->nshapes + pc->nparams, scope_is_choice, scope_choice, t};
+	t->scope = (kt_scope){pc->slot_names, pc->nshapes + pc->nparams, scope_is_choice, scope_choice, scope_no_target, t};
+	pc->req_scope = t->scope;
+	pc->req_scope.constant = scope_target;
 }
 
 /* ---- pass 2: expressions ---- */
@@ -782,7 +810,7 @@ static const kt_expr *expr_at(pctx *pc, size_t s, size_t e, const char *what)
 	}
 	size_t off;
 	char msg[512];
-	const kt_expr *x = kt_expr_parse(pc->a, pc->src + s, e - s, &pc->t->scope, &off, msg, sizeof msg);
+	const kt_expr *x = kt_expr_parse(pc->a, pc->src + s, e - s, pc->in_req ? &pc->req_scope : &pc->t->scope, &off, msg, sizeof msg);
 	if (!x)
 		error_at(pc, s + off, "%s", msg);
 	return x;
@@ -866,7 +894,9 @@ static void d_require(pctx *pc, const dline *d)
 		error_at(pc, d->name_off, "too many constraints (at most %d)", MAX_REQS);
 		return;
 	}
+	pc->in_req = 1;
 	const kt_expr *x = expr_at(pc, d->pos, d->end, "a constraint after 'require' (e.g. hidden % VEC == 0)");
+	pc->in_req = 0;
 	if (!x)
 		return;
 	size_t s = skip_blanks(pc, d->pos, d->end);
@@ -1353,6 +1383,14 @@ kt_tmpl *kt_tmpl_parse_text(const char *path, const char *text, size_t len, cons
 	t->src = kt_arena_strndup(a, text, len);
 	t->srclen = len;
 	t->atol = t->rtol = DEFAULT_TOL;
+	if (opts && opts->arch) {
+		if (kt_arch_check(opts->arch, err) != 0) {
+			kt_tmpl_free(t);
+			return NULL;
+		}
+		kt_arch_parse(opts->arch, &t->sm, &t->sm_a);
+		snprintf(t->arch, sizeof t->arch, "%s", opts->arch);
+	}
 	pctx *pc = kt_xcalloc(1, sizeof *pc);
 	pc->t = t;
 	pc->a = a;

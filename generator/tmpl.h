@@ -141,12 +141,17 @@ typedef struct kt_tmpl {
 	const char *const *includes; /* local headers from #include "..." (paths as resolved) */
 
 	kt_scope scope; /* names of all slots, for kt_expr_* */
+	/* The compile target (kt_tmpl_opts.arch), which constraints name as sm (e.g. 90; 0 when
+	 * unknown) and sm_a (1 on an architecture-specific target such as 90a, else 0). */
+	int sm, sm_a;
+	char arch[8];   /* that target as given ("90a"), "" when unknown */
 	kt_arena *arena;
 } kt_tmpl;
 
 typedef struct kt_tmpl_opts {
 	const char *const *types; /* "T=bfloat16" choices for type symbols; may be NULL */
 	int ntypes;
+	const char *arch;         /* the compile target, "90" or "90a" (kt_arch_parse); NULL: unknown */
 } kt_tmpl_opts;
 
 /* Parses a template file.  On errors returns NULL, appends every diagnostic to diags

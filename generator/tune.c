@@ -58,6 +58,7 @@ typedef struct tuner {
 	kt_space space;
 	kt_search *search;
 	kt_compiler cc;
+	char arch[8];     /* the device's compute capability digits, when the options name no target */
 	kt_pool *pool;
 	long *ev_of;      /* per space index: its eval, PENDING, or -1 */
 	unsigned char *asked; /* per space index: the search asked for it (and wants a tell) */
@@ -820,7 +821,8 @@ static int setup(tuner *tu, int **gpus, int *ngpus, kt_err *err)
 		if (p)
 			tu->deps[tu->ndeps++] = p;
 	}
-	tu->cc = (kt_compiler){tu->nvcc ? tu->nvcc : o->nvcc, o->ninja, o->arch ? o->arch : tu->info.id.cc_major * 10 + tu->info.id.cc_minor,
+	snprintf(tu->arch, sizeof tu->arch, "%d%d", tu->info.id.cc_major % 100, tu->info.id.cc_minor % 10);
+	tu->cc = (kt_compiler){tu->nvcc ? tu->nvcc : o->nvcc, o->ninja, o->arch ? o->arch : tu->arch,
 			       o->flags, o->nflags, o->jobs, tu->workdir, (const char *const *)tu->deps, tu->ndeps,
 			       NULL, 0};
 	tu->cc.pack = o->pack > 0 ? o->pack : KT_TUNE_PACK;

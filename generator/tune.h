@@ -43,7 +43,7 @@ typedef struct kt_tune_opts {
 	double seconds;               /* wall-time budget; <= 0: none */
 	uint64_t seed;
 	int gpu;                      /* device ordinal; -1: every GPU of the same kind as GPU 0 */
-	int arch;                     /* sm_<arch>; 0: the device's */
+	const char *arch;             /* the target after "sm_" ("90", "90a"); NULL: the device's */
 	const char *nvcc, *ninja;     /* NULL: searched in PATH */
 	const char *const *flags;     /* the user's code-generation flags */
 	int nflags;

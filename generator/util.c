@@ -380,3 +380,24 @@ int kt_is_ident(const char *s, size_t n)
 			return 0;
 	return 1;
 }
+
+int kt_arch_parse(const char *arch, int *sm, int *a)
+{
+	int n = 0, v = 0;
+	while (arch[n] >= '0' && arch[n] <= '9' && n < 3)
+		v = v * 10 + (arch[n++] - '0');
+	if (n < 2 || (arch[n] && ((arch[n] != 'a' && arch[n] != 'f') || arch[n + 1])))
+		return -1;
+	*sm = v;
+	*a = arch[n] == 'a';
+	return 0;
+}
+
+int kt_arch_check(const char *arch, kt_err *err)
+{
+	int sm, a;
+	if (!arch || kt_arch_parse(arch, &sm, &a) == 0)
+		return 0;
+	return kt_fail(err, "--arch '%s': not a compute capability (expected digits such as 90, or 90a for the "
+		       "architecture-specific target)", arch);
+}

@@ -73,6 +73,13 @@ void kt_arena_free(kt_arena *a);
 
 /* Reads a whole file into out (NUL-terminated).  0 on success. */
 int kt_read_file(const char *path, kt_buf *out, kt_err *err);
+
+/* A compile target as nvcc names it after "sm_": 2 or 3 digits, then optionally 'a' (the
+ * architecture-specific features, e.g. 90a for wgmma) or 'f' (the family's).  0 with *sm (90)
+ * and *a (1 for 'a') set when arch is one; -1 otherwise. */
+int kt_arch_parse(const char *arch, int *sm, int *a);
+/* The same for a command's --arch: 0 when arch is NULL or one; else -1 with err naming it. */
+int kt_arch_check(const char *arch, kt_err *err);
 /* Writes data to path atomically: a temp file in the same directory, fsync, rename.
  * Readers see the old file or the new one, never a part. */
 int kt_write_atomic(const char *path, const void *data, size_t len, kt_err *err);

@@ -704,7 +704,7 @@ static int worker_open(wk *w, const char *backend, int gpu, const char *tpath, c
 	if (!w->ops)
 		return kt_fail(err, "unknown GPU backend '%s'", backend);
 	kt_buf diags = {0};
-	kt_tmpl_opts to = {types, ntypes};
+	kt_tmpl_opts to = {.types = types, .ntypes = ntypes};
 	w->t = kt_tmpl_parse(tpath, &to, &diags, err);
 	kt_buf_free(&diags);
 	if (!w->t || kt_tmpl_parse_shape(w->t, shape, w->shape, err))

@@ -1,6 +1,7 @@
 # The committed records of one library template, used as a machine without a GPU uses them:
 # kt generate for NAME at every shape listed in SHAPES, from PROJECT_CACHE only (KT_GPU="NVIDIA
-# H200", a miss is an error, no tuning), then every generated source compiled for sm_90.
+# H200", a miss is an error, no tuning), then every generated source compiled for sm_90 (or the
+# target the shapes' lines name, e.g. 90a).
 # Skipped, saying why, when cache/ holds no record of NAME or no nvcc was found.
 # -DKT=kt -DNAME=name -DTEMPLATE=file -DSHAPES=shapes.txt -DPROJECT_CACHE=dir -DNVCC=nvcc -DWORK=dir
 file(GLOB_RECURSE records ${PROJECT_CACHE}/*.json)
@@ -23,17 +24,26 @@ endif()
 
 file(STRINGS ${SHAPES} lines REGEX "^${NAME} ")
 set(args "")
+set(arch 90)
 foreach(line IN LISTS lines)
-  string(REGEX MATCH "^${NAME} +([A-Za-z_]+=[a-z0-9_]+) +(.+)$" _m "${line}")
+  string(REGEX MATCH "^${NAME} +([A-Za-z_]+=[a-z0-9_]+) +([^ ]+)( +([0-9]+[af]?))? *$" _m "${line}")
   set(type ${CMAKE_MATCH_1})
   list(APPEND args --shape ${CMAKE_MATCH_2})
+  if(CMAKE_MATCH_4)
+    set(arch ${CMAKE_MATCH_4}) # one target per template
+  endif()
 endforeach()
+if(arch MATCHES "[af]$")
+  set(target -gencode=arch=compute_${arch},code=sm_${arch})
+else()
+  set(target -arch=sm_${arch})
+endif()
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK}/usercache)
 set(ENV{KT_REMOTE_CACHE} "")
 execute_process(
   COMMAND ${KT} generate --template ${TEMPLATE} --name ${NAME} --out ${WORK}/gen --type ${type} ${args}
-          --project-cache ${PROJECT_CACHE} --cache-dir ${WORK}/usercache --gpu "NVIDIA H200" --arch 90
+          --project-cache ${PROJECT_CACHE} --cache-dir ${WORK}/usercache --gpu "NVIDIA H200" --arch ${arch}
           --nvcc ${NVCC} --require-hit --no-tune --read-only
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}${err}")
@@ -46,11 +56,11 @@ if(NOT sources)
 endif()
 foreach(src IN LISTS sources)
   get_filename_component(base ${src} NAME_WE)
-  execute_process(COMMAND ${NVCC} -arch=sm_90 -std=c++17 -c ${src} -I${WORK}/gen -o ${WORK}/${base}.o
+  execute_process(COMMAND ${NVCC} ${target} -std=c++17 -c ${src} -I${WORK}/gen -o ${WORK}/${base}.o
     RESULT_VARIABLE rc ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${src} does not compile for sm_90:\n${err}")
+    message(FATAL_ERROR "${src} does not compile for sm_${arch}:\n${err}")
   endif()
 endforeach()
 list(LENGTH sources n)
-message("${n} generated sources of ${NAME} compile for sm_90")
+message("${n} generated sources of ${NAME} compile for sm_${arch}")

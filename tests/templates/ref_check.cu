@@ -527,7 +527,7 @@ static void run_case(const std::vector<long long> &s, const char *shape)
 					ref[(size_t)i * N + j] += av * b[(size_t)k * N + j];
 			}
 	}
-	const size_t smem = (size_t)STAGES * (BM * BK + BK * BN) * 2;
+	const size_t smem = (size_t)STAGES * (BM * BK + BK * BN) * 2 + (MMA_IS_wgmma ? 1024 : 0);
 	CK(cudaFuncSetAttribute(gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
 	auto kern = [&](int c) {
 		gemm<<<d3((long long)(M / BM) * (N / BN)), WM * WN * 32, smem>>>(C.at(c), A.at(c), B.at(c), M, N, K);

@@ -1,10 +1,13 @@
 # A full-space correctness sweep: kt tune evaluates every feasible configuration of TEMPLATE at
 # SHAPE (exhaustive), each checked against the template's naive reference on fresh inputs.
 # Fails when any configuration compiled but then disagreed, faulted or hung; skipped without a GPU.
-# -DKT=kt -DTEMPLATE=file -DSHAPE=spec -DWORK=dir [-DTYPE=T=x]
+# -DKT=kt -DTEMPLATE=file -DSHAPE=spec -DWORK=dir [-DTYPE=T=x] [-DARCH=90a]
 set(type_args "")
 if(DEFINED TYPE)
   set(type_args --type ${TYPE})
+endif()
+if(ARCH)
+  list(APPEND type_args --arch ${ARCH})
 endif()
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})

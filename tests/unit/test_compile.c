@@ -127,7 +127,7 @@ static void test_nvcc(const char *nvcc, const char *dir)
 	kt_err err = {0};
 	kt_write_atomic(dep, "// a header\n", 12, &err);
 	const char *deps[1] = {dep};
-	kt_compiler c = {nvcc, NULL, 90, NULL, 0, 2, dir, deps, 1, NULL, 0};
+	kt_compiler c = {nvcc, NULL, "90", NULL, 0, 2, dir, deps, 1, NULL, 0};
 	kt_unit u[3];
 	/* An instantiated template's mangled name carries template arguments: matched by prefix. */
 	unit(&u[0], "good", "kt_good_kernel", good_src);
@@ -175,7 +175,7 @@ static void test_nvcc(const char *nvcc, const char *dir)
 		kt_unit_free(&u[i]);
 
 	/* A compiler that cannot run: every unit fails with ninja's message, and the loop goes on. */
-	kt_compiler bad = {"/nonexistent/nvcc", NULL, 90, NULL, 0, 1, dir, NULL, 0, NULL, 0};
+	kt_compiler bad = {"/nonexistent/nvcc", NULL, "90", NULL, 0, 1, dir, NULL, 0, NULL, 0};
 	unit(&u[0], "other", "k", "__global__ void k() {}\n");
 	int rc = kt_compile(&bad, u, 1, &err);
 	CHECK_INT(rc, 0);
@@ -244,7 +244,7 @@ static void test_pack_template(const char *nvcc, const char *dir)
 	kt_err err = {0};
 	kt_buf diags = {0}, prelude = {0};
 	const char *types[] = {"T=bfloat16"};
-	kt_tmpl_opts to = {types, 1};
+	kt_tmpl_opts to = {.types = types, .ntypes = 1};
 	kt_tmpl *t = kt_tmpl_parse(KT_TEMPLATES_DIR "/rmsnorm.cu.tmpl", &to, &diags, &err);
 	CHECK(t != NULL);
 	if (!t)
@@ -255,7 +255,7 @@ static void test_pack_template(const char *nvcc, const char *dir)
 	CHECK_INT(kt_emit_prelude(t, &prelude), 0);
 	char work[600];
 	snprintf(work, sizeof work, "%s/pack", dir);
-	kt_compiler c = {nvcc, NULL, 90, NULL, 0, 1, work, NULL, 0, kt_buf_str(&prelude), 8};
+	kt_compiler c = {nvcc, NULL, "90", NULL, 0, 1, work, NULL, 0, kt_buf_str(&prelude), 8};
 	enum { N = 4 };
 	kt_unit u[N];
 	for (int i = 0; i < N; i++) {
@@ -314,7 +314,7 @@ static void test_pack_failures(const char *nvcc, const char *dir)
 	char work[600];
 	snprintf(work, sizeof work, "%s/packfail", dir);
 	kt_err err = {0};
-	kt_compiler c = {nvcc, NULL, 90, NULL, 0, 1, work, NULL, 0, pack_prelude, 8};
+	kt_compiler c = {nvcc, NULL, "90", NULL, 0, 1, work, NULL, 0, pack_prelude, 8};
 	kt_unit u[3];
 	part_unit(&u[0], "pa", "extern \"C\" __global__ void %s(float *o) { o[0] = 1.f; }\n");
 	part_unit(&u[1], "pb", "extern \"C\" __global__ void %s(float *o) { o[0] = undefined_thing; }\n");

@@ -32,7 +32,7 @@ static int choice(void *ctx, int slot, const char *lit, size_t len)
 	return -1;
 }
 
-static const kt_scope scope = {names, NSLOTS, is_choice, choice, NULL};
+static const kt_scope scope = {names, NSLOTS, is_choice, choice, NULL, NULL};
 static kt_arena *arena;
 static kt_val env[KT_MAX_SLOTS];
 

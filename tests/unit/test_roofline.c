@@ -202,13 +202,13 @@ static void test_cli(const char *dir)
 }
 
 /* The check module with the real nvcc: kt_mma holds its 8 chains of 4 accumulators in registers
- * where mma.sync exists (sm_80, sm_90) and is empty below (sm_75); nothing spills. */
+ * where mma.sync exists (sm_80, sm_90, sm_90a) and is empty below (sm_75); nothing spills. */
 static void test_probe_nvcc(const char *nvcc, const char *dir)
 {
-	static const int archs[] = {75, 80, 90};
+	static const char *const archs[] = {"75", "80", "90", "90a"}; /* 90a: nvcc's -gencode form */
 	for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++) {
 		char work[600];
-		snprintf(work, sizeof work, "%s/sm_%d", dir, archs[i]);
+		snprintf(work, sizeof work, "%s/sm_%s", dir, archs[i]);
 		kt_compiler c = {nvcc, NULL, archs[i], NULL, 0, 1, work, NULL, 0, NULL, 0};
 		kt_unit u = {0};
 		snprintf(u.name, sizeof u.name, "kt_check");
@@ -218,10 +218,23 @@ static void test_probe_nvcc(const char *nvcc, const char *dir)
 		CHECK_INT(kt_compile(&c, &u, 1, &err), 0);
 		CHECK_INT(u.ok, 1);
 		if (!u.ok)
-			fprintf(stderr, "sm_%d: %s\n", archs[i], u.msg ? u.msg : err.msg);
+			fprintf(stderr, "sm_%s: %s\n", archs[i], u.msg ? u.msg : err.msg);
 		CHECK_INT(u.local_bytes, 0);
 		CHECK_INT(u.spill_bytes, 0);
-		if (archs[i] >= 80)
+		{ /* the target reaches nvcc: -arch=sm_NN, or the -gencode form for 90a */
+			char ninja[700], want[96];
+			snprintf(ninja, sizeof ninja, "%s/build0.ninja", work); /* kt_compile: slot 0 */
+			if (strchr(archs[i], 'a'))
+				snprintf(want, sizeof want, " -gencode=arch=compute_%s,code=sm_%s ", archs[i], archs[i]);
+			else
+				snprintf(want, sizeof want, " -arch=sm_%s ", archs[i]);
+			kt_buf text = {0};
+			kt_err rerr = {0};
+			CHECK_INT(kt_read_file(ninja, &text, &rerr), 0);
+			CHECK(strstr(kt_buf_str(&text), want) != NULL);
+			kt_buf_free(&text);
+		}
+		if (atoi(archs[i]) >= 80)
 			CHECK(u.regs >= 8 * 4 + 6); /* accumulators + the A and B fragments */
 		else
 			CHECK(u.regs >= 0 && u.regs < 16);

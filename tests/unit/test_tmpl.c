@@ -184,7 +184,7 @@ static void test_structure(void)
 
 	/* A type choice from the command line. */
 	const char *types[] = {"T=half"};
-	kt_tmpl_opts opts = {types, 1};
+	kt_tmpl_opts opts = {.types = types, .ntypes = 1};
 	t = parse_full(&opts);
 	if (t) {
 		CHECK_INT(t->types[0].chosen, KT_HALF);
@@ -193,7 +193,7 @@ static void test_structure(void)
 	}
 	kt_tmpl_free(t);
 	const char *bad[] = {"T=double"};
-	kt_tmpl_opts badopts = {bad, 1};
+	kt_tmpl_opts badopts = {.types = bad, .ntypes = 1};
 	kt_buf diags = {0};
 	kt_err err = {0};
 	CHECK(kt_tmpl_parse_text("full.cu.tmpl", full, strlen(full), &badopts, &diags, &err) == NULL);
@@ -482,6 +482,51 @@ static void test_doc_example(void)
 #endif
 }
 
+
+/* The compile target in constraints: sm and sm_a are constants from the options (0 unknown), the
+ * same template keeps or drops a configuration by target, and a bad target fails the parse. */
+static void test_target(void)
+{
+	static const char src[] =
+		"// @kt kernel k\n// @kt shape rows\n// @kt param MMA in sync, wgmma default sync\n"
+		"// @kt require MMA == \"sync\" || (sm == 90 && sm_a)\n// @kt grid rows\n// @kt block 128\n"
+		"// @kt arg rows int = rows\n__global__ void k(int rows) {}\n";
+	static const struct {
+		const char *arch;
+		int sm, sm_a, wgmma_ok;
+	} cases[] = {{NULL, 0, 0, 0}, {"90", 90, 0, 0}, {"90a", 90, 1, 1}, {"100a", 100, 1, 0}, {"100f", 100, 0, 0}};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		kt_tmpl_opts o = {.arch = cases[i].arch};
+		kt_buf diags = {0};
+		kt_err err = {0};
+		kt_tmpl *t = kt_tmpl_parse_text("t.cu.tmpl", src, strlen(src), &o, &diags, &err);
+		CHECK(t != NULL);
+		if (!t)
+			continue;
+		CHECK_INT(t->sm, cases[i].sm);
+		CHECK_INT(t->sm_a, cases[i].sm_a);
+		CHECK_STR(t->arch, cases[i].arch ? cases[i].arch : "");
+		const int64_t shape[1] = {16};
+		const uint16_t sync[1] = {0}, wgmma[1] = {1};
+		kt_val env[KT_MAX_SLOTS];
+		kt_tmpl_env(t, shape, sync, env);
+		CHECK_INT(kt_tmpl_violated(t, env), -1);
+		kt_tmpl_env(t, shape, wgmma, env);
+		CHECK_INT(kt_tmpl_violated(t, env), cases[i].wgmma_ok ? -1 : 0);
+		kt_tmpl_free(t);
+		kt_buf_free(&diags);
+	}
+	static const char *const bad[] = {"9", "sm_90", "90b", "90aa", "", "1000"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		kt_tmpl_opts o = {.arch = bad[i]};
+		kt_buf diags = {0};
+		kt_err err = {0};
+		CHECK(kt_tmpl_parse_text("t.cu.tmpl", src, strlen(src), &o, &diags, &err) == NULL);
+		CHECK(strstr(err.msg, "not a compute capability") != NULL);
+		kt_buf_free(&diags);
+	}
+}
+
 int main(void)
 {
 	test_structure();
@@ -491,5 +536,6 @@ int main(void)
 	test_diagnostics();
 	test_flops_unit();
 	test_doc_example();
+	test_target();
 	return check_done();
 }

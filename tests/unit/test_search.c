@@ -389,6 +389,38 @@ static void test_quality(void)
 	free(sp.cfgs);
 }
 
+
+/* ALGO=tiled needs ITEMS >= 4: from the default (ITEMS=1) the exact neighbour with ALGO=tiled is
+ * infeasible, so bestfirst's neighbour is the nearest feasible configuration with it (ITEMS moved
+ * two ranks up, nothing else), asked among the default's neighbours. */
+static int tiled_needs_items(const uint16_t *c)
+{
+	return feasible(c) && (c[4] != 2 || value(c, 2) >= 4);
+}
+
+static void test_repair(void)
+{
+	kt_tmpl t = make_tmpl(5);
+	kt_space sp;
+	make_space(&t, tiled_needs_items, &sp);
+	const uint16_t want[5] = {3, 0, 2, 0, 2}; /* BLOCK=256 VEC=8 ITEMS=4 UNROLL=0 ALGO=tiled */
+	size_t w = SIZE_MAX;
+	for (size_t i = 0; i < sp.count; i++)
+		if (!memcmp(kt_space_cfg(&sp, i), want, sizeof want))
+			w = i;
+	CHECK(w != SIZE_MAX);
+	kt_search *s = kt_search_new("bestfirst", &t, &sp, 200, 3, NULL);
+	size_t idx[64], n = kt_search_ask(s, idx, 64), found = 0;
+	for (size_t i = 0; i < n; i++) /* the default (asked first) is the fastest */
+		kt_search_tell(s, idx[i], i == 0 ? 1.0 : 2.0);
+	n = kt_search_ask(s, idx, 64);
+	for (size_t i = 0; i < n; i++)
+		found += idx[i] == w;
+	CHECK_INT(found, 1);
+	kt_search_free(s);
+	free(sp.cfgs);
+}
+
 int main(void)
 {
 	test_table();
@@ -399,5 +431,6 @@ int main(void)
 	test_parallel();
 	test_degenerate();
 	test_quality();
+	test_repair();
 	return check_done();
 }

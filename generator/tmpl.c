@@ -758,9 +758,12 @@ static int target_name(const char *name, size_t len)
 static int scope_target(void *ctx, const char *name, size_t len, int64_t *out, const char **why)
 {
 	const kt_tmpl *t = ctx;
+	int sm = 0, sm_a = 0;
 	if (!target_name(name, len))
 		return 0;
-	*out = len == 2 ? t->sm : t->sm_a;
+	if (t->arch[0])
+		kt_arch_parse(t->arch, &sm, &sm_a);
+	*out = len == 2 ? sm : sm_a;
 	(void)why;
 	return 1;
 }
@@ -1388,7 +1391,6 @@ kt_tmpl *kt_tmpl_parse_text(const char *path, const char *text, size_t len, cons
 			kt_tmpl_free(t);
 			return NULL;
 		}
-		kt_arch_parse(opts->arch, &t->sm, &t->sm_a);
 		snprintf(t->arch, sizeof t->arch, "%s", opts->arch);
 	}
 	pctx *pc = kt_xcalloc(1, sizeof *pc);

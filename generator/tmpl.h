@@ -141,10 +141,10 @@ typedef struct kt_tmpl {
 	const char *const *includes; /* local headers from #include "..." (paths as resolved) */
 
 	kt_scope scope; /* names of all slots, for kt_expr_* */
-	/* The compile target (kt_tmpl_opts.arch), which constraints name as sm (e.g. 90; 0 when
-	 * unknown) and sm_a (1 on an architecture-specific target such as 90a, else 0). */
-	int sm, sm_a;
-	char arch[8];   /* that target as given ("90a"), "" when unknown */
+	/* The compile target as given (kt_tmpl_opts.arch: "90a"; "" when unknown), which
+	 * constraints name as sm (e.g. 90; 0 when unknown) and sm_a (1 on an architecture-specific
+	 * target such as 90a, else 0). */
+	char arch[8];
 	kt_arena *arena;
 } kt_tmpl;
 

@@ -491,6 +491,9 @@ static void test_target(void)
 		"// @kt kernel k\n// @kt shape rows\n// @kt param MMA in sync, wgmma default sync\n"
 		"// @kt require MMA == \"sync\" || (sm == 90 && sm_a)\n// @kt grid rows\n// @kt block 128\n"
 		"// @kt arg rows int = rows\n__global__ void k(int rows) {}\n";
+	static const char values[] =
+		"// @kt kernel k\n// @kt shape rows\n// @kt param X in 0, 900, 901, 1000, 1001\n// @kt require X == sm * 10 + sm_a\n"
+		"// @kt grid rows\n// @kt block 128\n// @kt arg rows int = rows\n__global__ void k(int rows) {}\n";
 	static const struct {
 		const char *arch;
 		int sm, sm_a, wgmma_ok;
@@ -503,8 +506,6 @@ static void test_target(void)
 		CHECK(t != NULL);
 		if (!t)
 			continue;
-		CHECK_INT(t->sm, cases[i].sm);
-		CHECK_INT(t->sm_a, cases[i].sm_a);
 		CHECK_STR(t->arch, cases[i].arch ? cases[i].arch : "");
 		const int64_t shape[1] = {16};
 		const uint16_t sync[1] = {0}, wgmma[1] = {1};
@@ -513,6 +514,14 @@ static void test_target(void)
 		CHECK_INT(kt_tmpl_violated(t, env), -1);
 		kt_tmpl_env(t, shape, wgmma, env);
 		CHECK_INT(kt_tmpl_violated(t, env), cases[i].wgmma_ok ? -1 : 0);
+		kt_tmpl_free(t);
+		/* the values themselves: the one X that equals sm * 10 + sm_a is feasible */
+		t = kt_tmpl_parse_text("v.cu.tmpl", values, strlen(values), &o, &diags, &err);
+		CHECK(t != NULL);
+		for (uint16_t x = 0; t && x < 5; x++) {
+			kt_tmpl_env(t, shape, &x, env);
+			CHECK_INT(kt_tmpl_violated(t, env) < 0, t->params[0].vals[x] == cases[i].sm * 10 + cases[i].sm_a);
+		}
 		kt_tmpl_free(t);
 		kt_buf_free(&diags);
 	}

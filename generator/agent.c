@@ -135,7 +135,9 @@ int kt_agent_target_lookup(const char *name, kt_agent_target *out, kt_err *err)
 void kt_agent_target_from_info(const kt_gpu_info *info, kt_agent_target *out)
 {
 	*out = (kt_agent_target){.id = info->id, .lim = info->lim};
-	snprintf(out->arch, sizeof out->arch, "sm_%d%d", info->id.cc_major, info->id.cc_minor);
+	char cc[8];
+	kt_gpu_arch(&info->id, cc, sizeof cc);
+	snprintf(out->arch, sizeof out->arch, "sm_%s", cc);
 	kt_agent_target t;
 	if (kt_agent_target_lookup(info->id.name, &t, NULL) == 0)
 		out->mem_gbs = t.mem_gbs;

@@ -285,7 +285,7 @@ int kt_cmd_tune(int argc, char **argv)
 		kt_gpu_info gi;
 		kt_err e = {0};
 		if (kt_tune_gpu_info(a.backend, a.gpu < 0 ? 0 : (int)a.gpu, &gi, &e) == 0)
-			snprintf(devarch, sizeof devarch, "%d%d", gi.id.cc_major % 100, gi.id.cc_minor % 10);
+			kt_gpu_arch(&gi.id, devarch, sizeof devarch);
 	}
 	if (rc == 0) {
 		kt_tmpl_opts to = {.types = a.types.v, .ntypes = a.types.n, .arch = a.arch ? a.arch : devarch[0] ? devarch : NULL};

@@ -3,8 +3,14 @@
 #include "gpu.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void kt_gpu_arch(const kt_gpu_id *id, char *out, size_t n)
+{
+	snprintf(out, n, "%d%d", id->cc_major % 100, id->cc_minor % 10);
+}
 
 const kt_gpu_ops *kt_gpu_backend(const char *name)
 {

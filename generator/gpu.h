@@ -78,6 +78,8 @@ const kt_gpu_ops *kt_gpu_cuda(void);
 const kt_gpu_ops *kt_gpu_fake(void);
 /* The backend called name ("cuda" or "fake"); NULL when there is none by that name. */
 const kt_gpu_ops *kt_gpu_backend(const char *name);
+/* The device's own compile target as nvcc names it after "sm_" ("90" for 9.0) into out[n]. */
+void kt_gpu_arch(const kt_gpu_id *id, char *out, size_t n);
 
 /* Finds a kernel: by its exact name, else the one whose mangled name starts with _Z<len><name>
  * (a C++ kernel that is not extern "C").  0, or -1 with err naming what the module holds. */

@@ -821,7 +821,7 @@ static int setup(tuner *tu, int **gpus, int *ngpus, kt_err *err)
 		if (p)
 			tu->deps[tu->ndeps++] = p;
 	}
-	snprintf(tu->arch, sizeof tu->arch, "%d%d", tu->info.id.cc_major % 100, tu->info.id.cc_minor % 10);
+	kt_gpu_arch(&tu->info.id, tu->arch, sizeof tu->arch);
 	tu->cc = (kt_compiler){tu->nvcc ? tu->nvcc : o->nvcc, o->ninja, o->arch ? o->arch : tu->arch,
 			       o->flags, o->nflags, o->jobs, tu->workdir, (const char *const *)tu->deps, tu->ndeps,
 			       NULL, 0};

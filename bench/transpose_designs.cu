@@ -25,14 +25,12 @@
 
 typedef unsigned short u16;
 __global__ void fill(u16 *p, size_t n) { for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) p[i] = (u16)(i * 2654435761u >> 7); }
-// A: smem tile TILE, VEC 4 (8B), block (TILE/4, TY), PAD 1, diag: diagonal tile order
-template <int TILE, int TY, bool DIAG> __global__ void __launch_bounds__(TILE / 4 * TY) tsmem(u16 *out, const u16 *x, int rows, int cols)
+// A: smem tile TILE, VEC 4 (8B), block (TILE/4, TY), PAD 1, diag: diagonal tile order.  smem_tile
+// moves the tile at (r0, c0); the tile-order designs below (colorder, group) call it too.
+template <int TILE, int TY> static __device__ __forceinline__ void smem_tile(u16 *out, const u16 *x, int rows, int cols, int r0, int c0)
 {
 	__shared__ __align__(16) u16 tile[TILE * (TILE + 1)];
-	const int LD = TILE + 1, tx = threadIdx.x, ty = threadIdx.y;
-	int bx = blockIdx.x, by = blockIdx.y;
-	if (DIAG) bx = (blockIdx.x + blockIdx.y) % gridDim.x;
-	const int r0 = by * TILE, c0 = bx * TILE, c = c0 + tx * 4;
+	const int LD = TILE + 1, tx = threadIdx.x, ty = threadIdx.y, c = c0 + tx * 4;
 #pragma unroll
 	for (int y = ty; y < TILE; y += TY) {
 		uint2 v = __ldg(reinterpret_cast<const uint2 *>(x + (size_t)(r0 + y) * cols + c));
@@ -48,6 +46,11 @@ template <int TILE, int TY, bool DIAG> __global__ void __launch_bounds__(TILE / 
 		for (int j = 0; j < 4; j++) e[j] = tile[(tx * 4 + j) * LD + y];
 		*reinterpret_cast<uint2 *>(out + (size_t)(c0 + y) * rows + r0 + tx * 4) = *reinterpret_cast<uint2 *>(e);
 	}
+}
+template <int TILE, int TY, bool DIAG> __global__ void __launch_bounds__(TILE / 4 * TY) tsmem(u16 *out, const u16 *x, int rows, int cols)
+{
+	const int bx = DIAG ? (blockIdx.x + blockIdx.y) % gridDim.x : blockIdx.x;
+	smem_tile<TILE, TY>(out, x, rows, cols, blockIdx.y * TILE, bx * TILE);
 }
 // C: registers, each thread RW rows (8 or 16) x 8 columns; block (BX, BY) threads; a thread's output rows get RW*2 bytes each.
 template <int RW, int BX, int BY> __global__ void __launch_bounds__(BX * BY) tregs(u16 *out, const u16 *x, int rows, int cols)
@@ -238,50 +241,15 @@ template <int TILE, int TY> __global__ void __launch_bounds__(TILE / 4 * TY) tti
 }
 template <int TILE, int TY> __global__ void __launch_bounds__(TILE / 4 * TY) tcolorder(u16 *out, const u16 *x, int rows, int cols)
 {
-	__shared__ __align__(16) u16 tile[TILE * (TILE + 1)];
-	const int LD = TILE + 1, tx = threadIdx.x, ty = threadIdx.y;
-	const int r0 = blockIdx.x * TILE, c0 = blockIdx.y * TILE, c = c0 + tx * 4;
-#pragma unroll
-	for (int y = ty; y < TILE; y += TY) {
-		uint2 v = __ldg(reinterpret_cast<const uint2 *>(x + (size_t)(r0 + y) * cols + c));
-		const u16 *e = reinterpret_cast<const u16 *>(&v);
-#pragma unroll
-		for (int j = 0; j < 4; j++) tile[y * LD + tx * 4 + j] = e[j];
-	}
-	__syncthreads();
-#pragma unroll
-	for (int y = ty; y < TILE; y += TY) {
-		u16 e[4];
-#pragma unroll
-		for (int j = 0; j < 4; j++) e[j] = tile[(tx * 4 + j) * LD + y];
-		*reinterpret_cast<uint2 *>(out + (size_t)(c0 + y) * rows + r0 + tx * 4) = *reinterpret_cast<uint2 *>(e);
-	}
+	smem_tile<TILE, TY>(out, x, rows, cols, blockIdx.x * TILE, blockIdx.y * TILE);
 }
 // H: tsmem's tiles in groups: a 1-D grid walked down G tile rows at a time (COLS: across G tile
 // columns at a time), so that the blocks in flight together cover a rectangle of tiles.
 template <int G, bool COLS> __global__ void __launch_bounds__(512) tgroup(u16 *out, const u16 *x, int rows, int cols)
 {
-	constexpr int TILE = 128, TY = 16, LD = TILE + 1;
-	__shared__ __align__(16) u16 tile[TILE * LD];
-	const int tx = threadIdx.x, ty = threadIdx.y, L = blockIdx.x;
-	const int n = (COLS ? rows : cols) / TILE, i = L % (G * n), grp = L / (G * n);
+	const int n = (COLS ? rows : cols) / 128, L = blockIdx.x, i = L % (G * n), grp = L / (G * n);
 	const int a = grp * G + i % G, b = i / G; /* a: the grouped dimension */
-	const int r0 = (COLS ? b : a) * TILE, c0 = (COLS ? a : b) * TILE, c = c0 + tx * 4;
-#pragma unroll
-	for (int y = ty; y < TILE; y += TY) {
-		uint2 v = __ldg(reinterpret_cast<const uint2 *>(x + (size_t)(r0 + y) * cols + c));
-		const u16 *e = reinterpret_cast<const u16 *>(&v);
-#pragma unroll
-		for (int j = 0; j < 4; j++) tile[y * LD + tx * 4 + j] = e[j];
-	}
-	__syncthreads();
-#pragma unroll
-	for (int y = ty; y < TILE; y += TY) {
-		u16 e[4];
-#pragma unroll
-		for (int j = 0; j < 4; j++) e[j] = tile[(tx * 4 + j) * LD + y];
-		*reinterpret_cast<uint2 *>(out + (size_t)(c0 + y) * rows + r0 + tx * 4) = *reinterpret_cast<uint2 *>(e);
-	}
+	smem_tile<128, 16>(out, x, rows, cols, (COLS ? b : a) * 128, (COLS ? a : b) * 128);
 }
 __global__ void naive(u16 *out, const u16 *x, int rows, int cols) { size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < (size_t)rows * cols) out[(i % cols) * rows + i / cols] = x[i]; }
 int main(int argc, char **argv)

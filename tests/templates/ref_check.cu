@@ -480,7 +480,8 @@ static void run_case(const std::vector<long long> &s, const char *shape)
 		for (int c = 0; c < cols; c++)
 			ref[(size_t)c * rows + r] = x.get((size_t)r * cols + c);
 	auto kern = [&](int c) {
-		const dim3 grid = d3(cdiv(cols, TILE), MODE_IS_smem ? cdiv(rows, TILE) : cdiv(rows, VEC * TY));
+		const long long tx = cdiv(cols, TILE), ty = MODE_IS_smem ? cdiv(rows, TILE) : cdiv(rows, VEC * TY);
+		const dim3 grid = ORDER_IS_rows ? d3(tx, ty) : d3(ty, tx);
 		transpose<<<grid, d3(TILE / VEC, TY)>>>(out.at(c), x.at(c), rows, cols);
 	};
 	auto naive = [&](int c) { transpose_naive<<<d3(cdiv((long long)n, 256)), 256>>>(out.at(c), x.at(c), rows, cols); };

@@ -480,7 +480,7 @@ static void run_case(const std::vector<long long> &s, const char *shape)
 		for (int c = 0; c < cols; c++)
 			ref[(size_t)c * rows + r] = x.get((size_t)r * cols + c);
 	auto kern = [&](int c) {
-		const long long tx = cdiv(cols, TILE), ty = MODE_IS_smem ? cdiv(rows, TILE) : cdiv(rows, VEC * TY);
+		const long long tx = cdiv(cols, TILE), ty = MODE_IS_regs ? cdiv(rows, VEC * TY) : cdiv(rows, TILE);
 		const dim3 grid = ORDER_IS_rows ? d3(tx, ty) : d3(ty, tx);
 		transpose<<<grid, d3(TILE / VEC, TY)>>>(out.at(c), x.at(c), rows, cols);
 	};

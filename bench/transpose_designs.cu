@@ -16,7 +16,8 @@
 //   bulk[st] R x C sS tN    persistent blocks, tiles loaded by the bulk copy engine (cp.async.bulk)
 //                           S stages ahead; bulkst: stored by it too (./transpose_designs --bulk-only)
 //   colorder, group         smem128x16 with other tile orders (--diag-only, --group-only); the
-//                           diagnostics also time a flat copy and the tiles copied untransposed
+//                           diagnostics also time a flat copy and the tiles copied untransposed,
+//                           through vector (tilecopy) or element-wise (scalarcopy) shared accesses
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -239,6 +240,29 @@ template <int TILE, int TY> __global__ void __launch_bounds__(TILE / 4 * TY) tti
 	for (int y = ty; y < TILE; y += TY)
 		*reinterpret_cast<uint2 *>(out + (size_t)(r0 + y) * cols + c) = *reinterpret_cast<const uint2 *>(&tile[y * LD + tx * 4]);
 }
+// ... and with smem_tile's element-wise shared-memory accesses (scalarcopy: the tile's rows
+// stored and read back one 2-byte element at a time, as smem_tile stores them).
+template <int TILE, int TY> __global__ void __launch_bounds__(TILE / 4 * TY) tscalarcopy(u16 *out, const u16 *x, int rows, int cols)
+{
+	__shared__ __align__(16) u16 tile[TILE * (TILE + 1)];
+	const int LD = TILE + 1, tx = threadIdx.x, ty = threadIdx.y;
+	const int r0 = blockIdx.y * TILE, c0 = blockIdx.x * TILE, c = c0 + tx * 4;
+#pragma unroll
+	for (int y = ty; y < TILE; y += TY) {
+		uint2 v = __ldg(reinterpret_cast<const uint2 *>(x + (size_t)(r0 + y) * cols + c));
+		const u16 *e = reinterpret_cast<const u16 *>(&v);
+#pragma unroll
+		for (int j = 0; j < 4; j++) tile[y * LD + tx * 4 + j] = e[j];
+	}
+	__syncthreads();
+#pragma unroll
+	for (int y = ty; y < TILE; y += TY) {
+		u16 e[4];
+#pragma unroll
+		for (int j = 0; j < 4; j++) e[j] = tile[y * LD + tx * 4 + j];
+		*reinterpret_cast<uint2 *>(out + (size_t)(r0 + y) * cols + c) = *reinterpret_cast<uint2 *>(e);
+	}
+}
 template <int TILE, int TY> __global__ void __launch_bounds__(TILE / 4 * TY) tcolorder(u16 *out, const u16 *x, int rows, int cols)
 {
 	smem_tile<TILE, TY>(out, x, rows, cols, blockIdx.x * TILE, blockIdx.y * TILE);
@@ -328,6 +352,7 @@ int main(int argc, char **argv)
 	bench("flat copy (not a transpose)", [&](int s) { flatcopy<<<n * 2 / 16 / 256, 256>>>(reinterpret_cast<uint4 *>(o[s]), reinterpret_cast<const uint4 *>(x[s])); });
 	bench("colorder128x16", [&](int s) { tcolorder<128, 16><<<dim3(R / 128, C / 128), dim3(32, 16)>>>(o[s], x[s], R, C); });
 	bench("tilecopy128x16 (not a transpose)", [&](int s) { ttilecopy<128, 16><<<dim3(C / 128, R / 128), dim3(32, 16)>>>(o[s], x[s], R, C); });
+	bench("scalarcopy128x16 (not a transpose)", [&](int s) { tscalarcopy<128, 16><<<dim3(C / 128, R / 128), dim3(32, 16)>>>(o[s], x[s], R, C); });
 	bench("smem128x16", [&](int s) { tsmem<128, 16, false><<<dim3(C / 128, R / 128), dim3(32, 16)>>>(o[s], x[s], R, C); });
 	if (argc > 1 && !strcmp(argv[1], "--diag-only"))
 		return 0;

@@ -28,7 +28,8 @@ typedef unsigned short u16;
 __global__ void fill(u16 *p, size_t n) { for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) p[i] = (u16)(i * 2654435761u >> 7); }
 // A: smem tile TILE, VEC 4 (8B), block (TILE/4, TY), PAD 1, diag: diagonal tile order.  smem_tile
 // moves the tile at (r0, c0); the tile-order designs below (colorder, group) call it too.
-template <int TILE, int TY> static __device__ __forceinline__ void smem_tile(u16 *out, const u16 *x, int rows, int cols, int r0, int c0)
+// (TR false: the tile goes back untransposed, the diagnostic scalarcopy below.)
+template <int TILE, int TY, bool TR = true> static __device__ __forceinline__ void smem_tile(u16 *out, const u16 *x, int rows, int cols, int r0, int c0)
 {
 	__shared__ __align__(16) u16 tile[TILE * (TILE + 1)];
 	const int LD = TILE + 1, tx = threadIdx.x, ty = threadIdx.y, c = c0 + tx * 4;
@@ -44,8 +45,8 @@ template <int TILE, int TY> static __device__ __forceinline__ void smem_tile(u16
 	for (int y = ty; y < TILE; y += TY) {
 		u16 e[4];
 #pragma unroll
-		for (int j = 0; j < 4; j++) e[j] = tile[(tx * 4 + j) * LD + y];
-		*reinterpret_cast<uint2 *>(out + (size_t)(c0 + y) * rows + r0 + tx * 4) = *reinterpret_cast<uint2 *>(e);
+		for (int j = 0; j < 4; j++) e[j] = TR ? tile[(tx * 4 + j) * LD + y] : tile[y * LD + tx * 4 + j];
+		*reinterpret_cast<uint2 *>(TR ? out + (size_t)(c0 + y) * rows + r0 + tx * 4 : out + (size_t)(r0 + y) * cols + c) = *reinterpret_cast<uint2 *>(e);
 	}
 }
 template <int TILE, int TY, bool DIAG> __global__ void __launch_bounds__(TILE / 4 * TY) tsmem(u16 *out, const u16 *x, int rows, int cols)
@@ -244,24 +245,7 @@ template <int TILE, int TY> __global__ void __launch_bounds__(TILE / 4 * TY) tti
 // stored and read back one 2-byte element at a time, as smem_tile stores them).
 template <int TILE, int TY> __global__ void __launch_bounds__(TILE / 4 * TY) tscalarcopy(u16 *out, const u16 *x, int rows, int cols)
 {
-	__shared__ __align__(16) u16 tile[TILE * (TILE + 1)];
-	const int LD = TILE + 1, tx = threadIdx.x, ty = threadIdx.y;
-	const int r0 = blockIdx.y * TILE, c0 = blockIdx.x * TILE, c = c0 + tx * 4;
-#pragma unroll
-	for (int y = ty; y < TILE; y += TY) {
-		uint2 v = __ldg(reinterpret_cast<const uint2 *>(x + (size_t)(r0 + y) * cols + c));
-		const u16 *e = reinterpret_cast<const u16 *>(&v);
-#pragma unroll
-		for (int j = 0; j < 4; j++) tile[y * LD + tx * 4 + j] = e[j];
-	}
-	__syncthreads();
-#pragma unroll
-	for (int y = ty; y < TILE; y += TY) {
-		u16 e[4];
-#pragma unroll
-		for (int j = 0; j < 4; j++) e[j] = tile[y * LD + tx * 4 + j];
-		*reinterpret_cast<uint2 *>(out + (size_t)(r0 + y) * cols + c) = *reinterpret_cast<uint2 *>(e);
-	}
+	smem_tile<TILE, TY, false>(out, x, rows, cols, blockIdx.y * TILE, blockIdx.x * TILE);
 }
 template <int TILE, int TY> __global__ void __launch_bounds__(TILE / 4 * TY) tcolorder(u16 *out, const u16 *x, int rows, int cols)
 {

@@ -21,9 +21,10 @@
  * Replies: `ok ...numbers`, `check-failed MSG`, `faulted MSG` (the context is broken: the worker
  * exits after saying so), `error MSG` (the command failed; the worker goes on).
  *
- * The parent side is a pool: jobs are shared among the workers, each has a watchdog; a worker
- * that faults, dies or hangs is killed, its job recorded (KT_FAULTED, KT_TIMED_OUT), and a new
- * worker is started for the next job, replaying the setup commands.
+ * The parent side is a pool (pool.c; the worker is worker.c): jobs are shared among the
+ * workers, each has a watchdog; a worker that faults, dies or hangs is killed, its job recorded
+ * (KT_FAULTED, KT_TIMED_OUT), and a new worker is started for the next job, replaying the setup
+ * commands.
  */
 #ifndef KT_WORKER_H
 #define KT_WORKER_H

@@ -26,6 +26,20 @@
 
 typedef unsigned short u16;
 __global__ void fill(u16 *p, size_t n) { for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) p[i] = (u16)(i * 2654435761u >> 7); }
+// Rows [r0, r0 + ROWS) of x, 4 columns from c per thread, into tile (LD elements a row), element
+// by element, then a barrier: the load phase of smem_tile and trect.
+template <int ROWS, int TY> static __device__ __forceinline__ void load_rows(u16 *tile, int LD, const u16 *x, int cols, int r0, int c)
+{
+	const int tx = threadIdx.x;
+#pragma unroll
+	for (int y = threadIdx.y; y < ROWS; y += TY) {
+		uint2 v = __ldg(reinterpret_cast<const uint2 *>(x + (size_t)(r0 + y) * cols + c));
+		const u16 *e = reinterpret_cast<const u16 *>(&v);
+#pragma unroll
+		for (int j = 0; j < 4; j++) tile[y * LD + tx * 4 + j] = e[j];
+	}
+	__syncthreads();
+}
 // A: smem tile TILE, VEC 4 (8B), block (TILE/4, TY), PAD 1, diag: diagonal tile order.  smem_tile
 // moves the tile at (r0, c0); the tile-order designs below (colorder, group) call it too.
 // (TR false: the tile goes back untransposed, the diagnostic scalarcopy below.)
@@ -33,14 +47,7 @@ template <int TILE, int TY, bool TR = true> static __device__ __forceinline__ vo
 {
 	__shared__ __align__(16) u16 tile[TILE * (TILE + 1)];
 	const int LD = TILE + 1, tx = threadIdx.x, ty = threadIdx.y, c = c0 + tx * 4;
-#pragma unroll
-	for (int y = ty; y < TILE; y += TY) {
-		uint2 v = __ldg(reinterpret_cast<const uint2 *>(x + (size_t)(r0 + y) * cols + c));
-		const u16 *e = reinterpret_cast<const u16 *>(&v);
-#pragma unroll
-		for (int j = 0; j < 4; j++) tile[y * LD + tx * 4 + j] = e[j];
-	}
-	__syncthreads();
+	load_rows<TILE, TY>(tile, LD, x, cols, r0, c);
 #pragma unroll
 	for (int y = ty; y < TILE; y += TY) {
 		u16 e[4];
@@ -115,14 +122,7 @@ template <int TR, int TC, int TY> __global__ void __launch_bounds__(TC / 4 * TY)
 	extern __shared__ __align__(16) u16 tile[];
 	const int tx = threadIdx.x, ty = threadIdx.y;
 	const int r0 = blockIdx.y * TR, c0 = blockIdx.x * TC, c = c0 + tx * 4;
-#pragma unroll
-	for (int y = ty; y < TR; y += TY) {
-		uint2 v = __ldg(reinterpret_cast<const uint2 *>(x + (size_t)(r0 + y) * cols + c));
-		const u16 *e = reinterpret_cast<const u16 *>(&v);
-#pragma unroll
-		for (int j = 0; j < 4; j++) tile[y * LD + tx * 4 + j] = e[j];
-	}
-	__syncthreads();
+	load_rows<TR, TY>(tile, LD, x, cols, r0, c);
 	constexpr int NT = TC / 4 * TY;
 	const int t = ty * (TC / 4) + tx;
 #pragma unroll

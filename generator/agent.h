@@ -20,6 +20,7 @@
 #include "gpu.h"
 #include "llm.h"
 #include "planner.h"
+#include "target.h"
 #include "result.h"
 #include "tmpl.h"
 #include "util.h"
@@ -42,25 +43,6 @@ typedef struct kt_agent_cfg {
 int kt_agent_mode_parse(const char *s, kt_agent_mode *out, kt_err *err);
 /* The defaults, then KT_AGENT, KT_AGENT_ROUNDS and KT_AGENT_TOKENS; -1 naming a bad variable. */
 int kt_agent_cfg_from_env(kt_agent_cfg *c, kt_err *err);
-
-/* ---- the target GPU --------------------------------------------------------------------- */
-
-typedef struct kt_agent_target {
-	kt_gpu_id id;        /* name, compute capability, SMs, L2, opt-in shared memory per block */
-	kt_gpu_limits lim;   /* threads and dimensions per block, registers */
-	double mem_gbs;      /* peak memory bandwidth, GB/s; 0 when unknown */
-	char arch[16];       /* "sm_90" */
-} kt_agent_target;
-
-/* A GPU from kt's table of known devices, by name ("NVIDIA H200", "H200", case-insensitive);
- * -1 with err listing the known names. */
-int kt_agent_target_lookup(const char *name, kt_agent_target *out, kt_err *err);
-/* From a device that is present. */
-void kt_agent_target_from_info(const kt_gpu_info *info, kt_agent_target *out);
-/* The facts as short lines for a prompt. */
-void kt_agent_target_describe(const kt_agent_target *g, kt_buf *out);
-/* 0 when a launch fits the device; else -1 and why ("2048 threads per block; the device allows 1024"). */
-int kt_agent_launch_fits(const kt_agent_target *g, const kt_launch *l, char *why, size_t whysz);
 
 /* ---- replies ---------------------------------------------------------------------------- */
 
@@ -94,7 +76,7 @@ typedef struct kt_refactor_req {
 	int nshapes;
 	const char *tmpl_path;         /* where the template goes (its diagnostics name it) */
 	const char *lang_ref;          /* docs/template-language.md */
-	const kt_agent_target *gpu;
+	const kt_target *gpu;
 	int rounds;                    /* model replies at most */
 	long tokens;                   /* token budget (<= 0: none) */
 	int samples;                   /* configurations compiled (and verified) besides the default */
@@ -177,7 +159,7 @@ void kt_agent_props_free(kt_agent_props *p);
  * empty, every new value has a feasible configuration within the device's limits; a revised
  * template keeps the kernel, the reference kernel, the shapes and the argument list.  Sets
  * p->accepted, p->why, p->new_src and p->plan; returns p->accepted. */
-int kt_agent_check_proposal(const kt_tmpl *t, const int64_t *shapes, int nshapes, const kt_agent_target *g,
+int kt_agent_check_proposal(const kt_tmpl *t, const int64_t *shapes, int nshapes, const kt_target *g,
 			    kt_agent_prop *p);
 
 /* Appends the planner proposals of every accepted set_values and add_constraint to out. */
@@ -191,7 +173,7 @@ typedef struct kt_plan_req {
 	const kt_tmpl *t;
 	const int64_t *shapes;  /* nshapes * t->nshapes values */
 	int nshapes;
-	const kt_agent_target *gpu;
+	const kt_target *gpu;
 	const char *summary;    /* kt_agent_summary of the rounds so far */
 	int attempts;           /* replies allowed for one plan (a malformed one is answered with the error) */
 	long tokens;            /* token budget (<= 0: none) */
@@ -209,7 +191,7 @@ int kt_agent_plan(kt_llm *llm, const kt_plan_req *req, kt_agent_props *out, kt_b
  * spent), the built-in planner answers instead and note says why.  transcript (may be NULL) gets
  * the model's transcript.  0, or -1 with err only when the built-in planner fails. */
 int kt_agent_propose(const kt_agent_cfg *cfg, kt_llm *llm, const kt_tmpl *t, const int64_t *shape,
-		     const kt_agent_target *g, const kt_tune_result *r, kt_plan *out, char **revision, kt_buf *note,
+		     const kt_target *g, const kt_tune_result *r, kt_plan *out, char **revision, kt_buf *note,
 		     kt_buf *transcript, kt_err *err);
 
 #endif

@@ -26,7 +26,7 @@ void kt_transcript_finish(kt_llm *llm, cJSON *root, const kt_convo *c, const cha
 /* The feasible configurations at shape whose launch fits the device; why gets the first
  * configuration that did not fit and the reason.  -1 with err when a constraint cannot be
  * evaluated. */
-int kt_agent_fitting_space(const kt_tmpl *t, const int64_t *shape, const kt_agent_target *g, kt_space *out,
+int kt_agent_fitting_space(const kt_tmpl *t, const int64_t *shape, const kt_target *g, kt_space *out,
 			   char *why, size_t whysz, kt_err *err);
 
 /* a[0..an) and b[0..bn) are the same up to the amount of white space between tokens. */

@@ -378,7 +378,7 @@ static int check_revision(const kt_tmpl *t, const kt_tmpl *n, kt_agent_prop *p)
 
 /* Every shape keeps a configuration within the device's limits; for set_values, every new value
  * is used by one at some shape. */
-static int check_space(const kt_tmpl *n, const int64_t *shapes, int nshapes, const kt_agent_target *g,
+static int check_space(const kt_tmpl *n, const int64_t *shapes, int nshapes, const kt_target *g,
 		       kt_agent_prop *p, int pi, const kt_param *old)
 {
 	int nv = pi >= 0 ? n->params[pi].nvals : 0;
@@ -419,7 +419,7 @@ static int check_space(const kt_tmpl *n, const int64_t *shapes, int nshapes, con
 		kt_tmpl_default_config(n, cfg);
 		cfg[pi] = (uint16_t)v;
 		kt_tmpl_env(n, shapes, cfg, env);
-		if (kt_tmpl_launch(n, env, &l, &e) == 0 && kt_agent_launch_fits(g, &l, why, sizeof why) == 0)
+		if (kt_tmpl_launch(n, env, &l, &e) == 0 && kt_target_fits(g, &l, NULL, why, sizeof why) == 0)
 			snprintf(why, sizeof why, "no feasible configuration uses it");
 		reject(p, "%s=%lld is beyond the device's limits or infeasible at every shape: %s", old->name,
 		       (long long)n->params[pi].vals[v], why);
@@ -429,7 +429,7 @@ static int check_space(const kt_tmpl *n, const int64_t *shapes, int nshapes, con
 	return rc;
 }
 
-int kt_agent_check_proposal(const kt_tmpl *t, const int64_t *shapes, int nshapes, const kt_agent_target *g,
+int kt_agent_check_proposal(const kt_tmpl *t, const int64_t *shapes, int nshapes, const kt_target *g,
 			    kt_agent_prop *p)
 {
 	if (!p->accepted)
@@ -563,7 +563,7 @@ static void plan_prompt(const kt_plan_req *req, kt_convo *c)
 {
 	kt_buf sys = {0}, user = {0};
 	kt_buf_printf(&sys, plan_system, MAX_PROPOSALS);
-	kt_agent_target_describe(req->gpu, &sys);
+	kt_target_describe(req->gpu, &sys);
 	kt_buf_printf(&user, "The template `%s`:\n```cuda\n%s\n```\n\nShapes:\n", req->t->path, req->t->src);
 	for (int s = 0; s < req->nshapes; s++) {
 		kt_buf_puts(&user, "- ");
@@ -672,7 +672,7 @@ int kt_agent_plan(kt_llm *llm, const kt_plan_req *req, kt_agent_props *out, kt_b
 /* ---- the planner between rounds ---- */
 
 int kt_agent_propose(const kt_agent_cfg *cfg, kt_llm *llm, const kt_tmpl *t, const int64_t *shape,
-		     const kt_agent_target *g, const kt_tune_result *r, kt_plan *out, char **revision, kt_buf *note,
+		     const kt_target *g, const kt_tune_result *r, kt_plan *out, char **revision, kt_buf *note,
 		     kt_buf *transcript, kt_err *err)
 {
 	*revision = NULL;
@@ -703,5 +703,5 @@ int kt_agent_propose(const kt_agent_cfg *cfg, kt_llm *llm, const kt_tmpl *t, con
 		kt_agent_props_free(&ps);
 		kt_buf_printf(note, "the LLM planner failed (%s); the built-in planner answers", e.msg);
 	}
-	return kt_planner_propose(t, shape, &g->id, r->evals, r->nevals, out, err);
+	return kt_planner_propose(t, shape, g, r->evals, r->nevals, out, err);
 }

@@ -279,7 +279,7 @@ static void on_progress(void *ctx, const char *line)
 }
 
 /* The target: the GPU that is here (verification possible), else --gpu / KT_GPU. */
-static int pick_target(const refactor_args *a, kt_agent_target *g, int *here, kt_err *err)
+static int pick_target(const refactor_args *a, kt_target *g, int *here, kt_err *err)
 {
 	char why[256] = "";
 	*here = 0;
@@ -287,7 +287,7 @@ static int pick_target(const refactor_args *a, kt_agent_target *g, int *here, kt
 		kt_gpu_info info;
 		if (kt_tune_gpu_info("cuda", 0, &info, err))
 			return -1;
-		kt_agent_target_from_info(&info, g);
+		kt_target_from_info(&info, g);
 		*here = 1;
 		return 0;
 	}
@@ -295,7 +295,7 @@ static int pick_target(const refactor_args *a, kt_agent_target *g, int *here, kt
 	if (!name || !*name)
 		return kt_fail(err, "no GPU here%s%s%s; name the target with --gpu NAME or KT_GPU (e.g. \"NVIDIA H200\")",
 			       why[0] ? " (" : "", why, why[0] ? ")" : "");
-	return kt_agent_target_lookup(name, g, err);
+	return kt_target_lookup(name, g, err);
 }
 
 static void print_usage_line(const kt_llm *llm)
@@ -308,7 +308,7 @@ static void print_usage_line(const kt_llm *llm)
 }
 
 /* Writes the template with its first line saying what was checked. */
-static int write_template(const refactor_args *a, const kt_refactor_out *o, const kt_agent_target *g,
+static int write_template(const refactor_args *a, const kt_refactor_out *o, const kt_target *g,
 			  const kt_llm *llm, kt_err *err)
 {
 	kt_buf b = {0};
@@ -332,7 +332,7 @@ typedef struct refactor_run {
 	kt_buf source, lang;
 	char *lang_path;
 	kt_agent_cfg ac;
-	kt_agent_target g;
+	kt_target g;
 	int here;        /* a GPU is here: verify on it */
 	nvcc_ctx nc;
 	kt_buf transcript_path;

@@ -10,8 +10,6 @@
 #include <unistd.h>
 
 enum { MSG_MAX = 4000 };     /* bytes of compiler output kept per failed unit */
-enum { REG_ALLOC_UNIT = 256 }; /* registers are allocated per warp in units of 256 */
-enum { WARP = 32 };
 
 void kt_unit_free(kt_unit *u)
 {
@@ -495,45 +493,4 @@ void kt_check_source(kt_buf *out)
 		    "#else\n"
 		    "\tif (blockIdx.x == 0 && threadIdx.x == 0) out[0] = -1.f;\n"
 		    "#endif\n}\n");
-}
-
-/* ---- device limits --------------------------------------------------------------------------- */
-
-int kt_limits_launch(const kt_gpu_info *gi, const kt_launch *l, char *why, size_t whysz)
-{
-	int64_t threads = l->block[0] * l->block[1] * l->block[2];
-	if (threads > gi->lim.max_threads_block)
-		return snprintf(why, whysz, "%lld threads per block, the device allows %d", (long long)threads,
-				gi->lim.max_threads_block), 1;
-	if (threads <= 0)
-		return snprintf(why, whysz, "an empty block (%lld threads)", (long long)threads), 1;
-	for (int d = 0; d < 3; d++) {
-		if (l->block[d] > gi->lim.max_block[d])
-			return snprintf(why, whysz, "block dimension %c is %lld, the device allows %d", "xyz"[d],
-					(long long)l->block[d], gi->lim.max_block[d]), 1;
-		if (l->grid[d] > gi->lim.max_grid[d] || l->grid[d] <= 0)
-			return snprintf(why, whysz, "grid dimension %c is %lld, the device allows 1..%d", "xyz"[d],
-					(long long)l->grid[d], gi->lim.max_grid[d]), 1;
-	}
-	if (l->smem > gi->id.smem_optin)
-		return snprintf(why, whysz, "%lld bytes of dynamic shared memory, the device allows %lld per block",
-				(long long)l->smem, (long long)gi->id.smem_optin), 1;
-	return 0;
-}
-
-int kt_limits_resources(const kt_gpu_info *gi, const kt_launch *l, const kt_unit *u, char *why, size_t whysz)
-{
-	int64_t threads = l->block[0] * l->block[1] * l->block[2];
-	if (u->regs > 0) {
-		int64_t warps = (threads + WARP - 1) / WARP;
-		int64_t per_warp = ((int64_t)u->regs * WARP + REG_ALLOC_UNIT - 1) / REG_ALLOC_UNIT * REG_ALLOC_UNIT;
-		if (warps * per_warp > gi->lim.regs_per_block)
-			return snprintf(why, whysz, "%d registers x %lld threads need %lld registers, the device has %d per block",
-					u->regs, (long long)threads, (long long)(warps * per_warp), gi->lim.regs_per_block), 1;
-	}
-	int64_t smem = l->smem + (u->smem_static > 0 ? u->smem_static : 0);
-	if (smem > gi->id.smem_optin)
-		return snprintf(why, whysz, "%lld bytes of shared memory (%d static + %lld dynamic), the device allows %lld per block",
-				(long long)smem, u->smem_static, (long long)l->smem, (long long)gi->id.smem_optin), 1;
-	return 0;
 }

@@ -74,10 +74,4 @@ int kt_ptxas_parse(const char *log, const char *entry, int *regs, int *smem, int
  * fp32-FMA and tensor-core rate probes). */
 void kt_check_source(kt_buf *out);
 
-/* Launch limits, checked before compiling: threads per block, block and grid dimensions,
- * dynamic shared memory.  0 when within; else 1 with the reason in why. */
-int kt_limits_launch(const kt_gpu_info *gi, const kt_launch *l, char *why, size_t whysz);
-/* Resource limits, checked after compiling: registers per block, static + dynamic shared memory. */
-int kt_limits_resources(const kt_gpu_info *gi, const kt_launch *l, const kt_unit *u, char *why, size_t whysz);
-
 #endif

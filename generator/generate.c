@@ -273,8 +273,8 @@ static int tune_shape(gen *g, int i, const kt_tune_opts *to, kt_tune_result *r, 
 	if (!ac || ac->mode == KT_AGENT_OFF)
 		return kt_tune(g->t, shape_at(g, i), to, r, err);
 	kt_llm *llm = ac->mode == KT_AGENT_LLM ? model(g) : NULL;
-	kt_agent_target target;
-	kt_agent_target_from_info(&g->info, &target);
+	kt_target target;
+	kt_target_from_info(&g->info, &target);
 	kt_rounds rs;
 	int n = g->o->agent_rounds > 0 ? g->o->agent_rounds : KT_GENERATE_ROUNDS;
 	if (kt_rounds_run(g->t, shape_at(g, i), to, ac, llm, &target, n, &rs, err) != 0) {

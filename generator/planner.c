@@ -5,12 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Launch limits of every CUDA GPU since compute capability 3.0. */
-#define MAX_THREADS_PER_BLOCK 1024
-#define MAX_BLOCK_Z 64
-#define MAX_GRID_X 2147483647LL
-#define MAX_GRID_YZ 65535
-#define DEFAULT_SMEM (48 * 1024) /* without opt-in, when the GPU is not known */
 #define MAX_VALUE (1LL << 24)    /* no parameter grows beyond this */
 #define MAX_VALUES 64            /* nor to more values than this */
 #define MAX_FORBIDS 8            /* forbidden regions proposed per round */
@@ -82,21 +76,17 @@ static int64_t beyond(int64_t edge, int64_t inner, int64_t lowest, int *ok)
 	return next;
 }
 
-/* True when the launch of env fits the GPU's limits. */
-static int launch_fits(const kt_tmpl *t, const kt_val *env, int64_t max_smem)
+/* True when the launch of env fits the target. */
+static int launch_fits(const kt_tmpl *t, const kt_val *env, const kt_target *g)
 {
 	kt_launch L;
 	kt_err e = {0};
-	if (kt_tmpl_launch(t, env, &L, &e) < 0)
-		return 0;
-	int64_t threads = L.block[0] * L.block[1] * L.block[2];
-	return threads >= 1 && threads <= MAX_THREADS_PER_BLOCK && L.block[2] <= MAX_BLOCK_Z && L.grid[0] >= 1 &&
-	       L.grid[0] <= MAX_GRID_X && L.grid[1] >= 1 && L.grid[1] <= MAX_GRID_YZ && L.grid[2] >= 1 &&
-	       L.grid[2] <= MAX_GRID_YZ && L.smem >= 0 && L.smem <= max_smem;
+	char why[160];
+	return kt_tmpl_launch(t, env, &L, &e) == 0 && kt_target_fits(g, &L, NULL, why, sizeof why) == 0;
 }
 
 /* True when some passing configuration with p at edge stays feasible with p = next. */
-static int next_feasible(const kt_tmpl *t, const int64_t *shape, int64_t max_smem, const kt_eval *evals, size_t n,
+static int next_feasible(const kt_tmpl *t, const int64_t *shape, const kt_target *g, const kt_eval *evals, size_t n,
 			 int p, int64_t edge, int64_t next)
 {
 	const kt_param *pa = &t->params[p];
@@ -106,7 +96,7 @@ static int next_feasible(const kt_tmpl *t, const int64_t *shape, int64_t max_sme
 			continue;
 		kt_tmpl_env(t, shape, evals[i].cfg, env);
 		env[pa->slot] = kt_int(next);
-		if (kt_tmpl_violated(t, env) < 0 && launch_fits(t, env, max_smem))
+		if (kt_tmpl_violated(t, env) < 0 && launch_fits(t, env, g))
 			return 1;
 	}
 	return 0;
@@ -130,7 +120,7 @@ static int beats(const kt_eval *a, const kt_eval *b)
 	return a->median_us + margin < b->median_us;
 }
 
-static void propose_extensions(const kt_tmpl *t, const int64_t *shape, int64_t max_smem, const kt_eval *evals,
+static void propose_extensions(const kt_tmpl *t, const int64_t *shape, const kt_target *g, const kt_eval *evals,
 			       size_t n, long best, kt_plan *plan)
 {
 	for (int p = 0; p < t->nparams; p++) {
@@ -146,7 +136,7 @@ static void propose_extensions(const kt_tmpl *t, const int64_t *shape, int64_t m
 		int64_t next = v == hi ? beyond(hi, hi2, lo, &ok) : beyond(lo, lo2, lo, &ok);
 		long in = fastest_with(pa, p, inner, evals, n);
 		if (!ok || in < 0 || !beats(&evals[best], &evals[in]) ||
-		    !next_feasible(t, shape, max_smem, evals, n, p, v, next))
+		    !next_feasible(t, shape, g, evals, n, p, v, next))
 			continue;
 		kt_proposal *pr = add(plan, KT_PROP_EXTEND, p, next);
 		snprintf(pr->reason, sizeof pr->reason,
@@ -251,7 +241,7 @@ static void propose_forbids(const kt_tmpl *t, const kt_eval *evals, size_t n, kt
 	free(single);
 }
 
-int kt_planner_propose(const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu, const kt_eval *evals, size_t n,
+int kt_planner_propose(const kt_tmpl *t, const int64_t *shape, const kt_target *gpu, const kt_eval *evals, size_t n,
 		       kt_plan *out, kt_err *err)
 {
 	out->n = 0;
@@ -259,8 +249,10 @@ int kt_planner_propose(const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *
 	long best = fastest(evals, n);
 	if (best < 0)
 		return 0; /* nothing passed: the template is broken, not a region of it */
-	int64_t max_smem = gpu && gpu->smem_optin > 0 ? gpu->smem_optin : DEFAULT_SMEM;
-	propose_extensions(t, shape, max_smem, evals, n, best, out);
+	kt_target common;
+	if (!gpu)
+		kt_target_common(&common);
+	propose_extensions(t, shape, gpu ? gpu : &common, evals, n, best, out);
 	propose_forbids(t, evals, n, out);
 	return 0;
 }

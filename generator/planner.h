@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "result.h"
+#include "target.h"
 #include "tmpl.h"
 #include "util.h"
 
@@ -43,9 +44,9 @@ typedef struct kt_plan {
 	kt_proposal *props;
 } kt_plan;
 
-/* Proposes changes from evals[0..n) of template t at shape on gpu (NULL: common limits).
+/* Proposes changes from evals[0..n) of template t at shape on gpu (NULL: kt_target_common).
  * out->n == 0 when there is nothing to change. */
-int kt_planner_propose(const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu, const kt_eval *evals, size_t n,
+int kt_planner_propose(const kt_tmpl *t, const int64_t *shape, const kt_target *gpu, const kt_eval *evals, size_t n,
 		       kt_plan *out, kt_err *err);
 /* The template's text with the plan applied (to parse and tune next). */
 int kt_planner_apply(const kt_tmpl *t, const kt_plan *plan, kt_buf *text, kt_err *err);

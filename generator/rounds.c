@@ -116,7 +116,7 @@ static int tune_round(const round_dirs *d, const kt_tmpl *t, const int64_t *shap
 
 /* Asks the planner after round k and returns the next template's text, or NULL (stop; note says why). */
 static char *plan_next(const kt_agent_cfg *cfg, kt_llm *llm, const kt_tmpl *cur, const int64_t *shape,
-		       const kt_agent_target *g, kt_round *rd, kt_buf *note)
+		       const kt_target *g, kt_round *rd, kt_buf *note)
 {
 	kt_plan plan = {0};
 	char *revision = NULL;
@@ -154,7 +154,7 @@ static double best_time(const kt_round *rd)
 }
 
 int kt_rounds_run(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, const kt_agent_cfg *cfg,
-		  kt_llm *llm, const kt_agent_target *g, int rounds, kt_rounds *out, kt_err *err)
+		  kt_llm *llm, const kt_target *g, int rounds, kt_rounds *out, kt_err *err)
 {
 	*out = (kt_rounds){0, kt_xcalloc(MAX_ROUNDS, sizeof(kt_round)), -1, t};
 	if (rounds < 1)

@@ -40,7 +40,7 @@ typedef struct kt_rounds {
 /* Runs at most `rounds` rounds (>= 1; KT_AGENT=off or rounds == 1: one round, no planner).
  * 0 with out filled (also when nothing passed); -1 with err when the first round cannot be tuned. */
 int kt_rounds_run(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, const kt_agent_cfg *cfg,
-		  kt_llm *llm, const kt_agent_target *g, int rounds, kt_rounds *out, kt_err *err);
+		  kt_llm *llm, const kt_target *g, int rounds, kt_rounds *out, kt_err *err);
 
 /* The fastest passing evaluation of the best round, or NULL. */
 const kt_eval *kt_rounds_best(const kt_rounds *r);

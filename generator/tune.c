@@ -22,6 +22,7 @@
 #include "proc.h"
 #include "search.h"
 #include "space.h"
+#include "target.h"
 #include "worker.h"
 
 static const double DEFAULT_NEAR_FLOOR = 0.03;
@@ -55,6 +56,7 @@ typedef struct tuner {
 	const kt_tune_opts *o;
 	kt_tune_result *r;
 	kt_gpu_info info;
+	kt_target target; /* info's facts and limits */
 	kt_space space;
 	kt_search *search;
 	kt_compiler cc;
@@ -350,7 +352,7 @@ static int admit(tuner *tu, cand *c)
 	kt_tmpl_env(tu->t, tu->shape, kt_space_cfg(&tu->space, c->idx), env);
 	if (kt_tmpl_launch(tu->t, env, &c->l, &e)) {
 		c->ev = add_eval(tu, c->idx, KT_OVER_LIMITS, e.msg);
-	} else if (kt_limits_launch(&tu->info, &c->l, why, sizeof why)) {
+	} else if (kt_target_fits(&tu->target, &c->l, NULL, why, sizeof why)) {
 		c->ev = add_eval(tu, c->idx, KT_OVER_LIMITS, why);
 	} else {
 		return 1;
@@ -430,7 +432,7 @@ static void sort_out(tuner *tu, batch *b)
 			continue;
 		if (!c->u.ok) {
 			c->ev = add_eval(tu, c->idx, KT_COMPILE_FAILED, c->u.msg);
-		} else if (kt_limits_resources(&tu->info, &c->l, &c->u, why, sizeof why)) {
+		} else if (kt_target_fits(&tu->target, &c->l, &(kt_usage){c->u.regs, c->u.smem_static}, why, sizeof why)) {
 			c->ev = add_eval(tu, c->idx, KT_OVER_LIMITS, why);
 		} else {
 			continue;
@@ -821,6 +823,7 @@ static int setup(tuner *tu, int **gpus, int *ngpus, kt_err *err)
 		if (p)
 			tu->deps[tu->ndeps++] = p;
 	}
+	kt_target_from_info(&tu->info, &tu->target);
 	kt_gpu_arch(&tu->info.id, tu->arch, sizeof tu->arch);
 	tu->cc = (kt_compiler){tu->nvcc ? tu->nvcc : o->nvcc, o->ninja, o->arch ? o->arch : tu->arch,
 			       o->flags, o->nflags, o->jobs, tu->workdir, (const char *const *)tu->deps, tu->ndeps,

@@ -44,14 +44,14 @@ int main(int argc, char **argv)
 	}
 	kt_err err = {0};
 	kt_buf diags = {0}, summary = {0}, transcript = {0};
-	kt_agent_target g;
+	kt_target g;
 	kt_llm_config lc;
 	kt_tmpl *t = kt_tmpl_parse(argv[1], NULL, &diags, &err);
 	if (!t)
 		return fail(argv[1], &err);
 	if (kt_read_file(argv[2], &summary, &err))
 		return fail("summary", &err);
-	if (kt_agent_target_lookup(argv[4], &g, &err))
+	if (kt_target_lookup(argv[4], &g, &err))
 		return fail("gpu", &err);
 	int nshapes = argc - 5;
 	int64_t *shapes = calloc((size_t)nshapes * (size_t)(t->nshapes + 1), sizeof *shapes);

@@ -120,32 +120,6 @@ static void test_control(void)
 	unsetenv("KT_AGENT_TOKENS");
 }
 
-static void test_target(void)
-{
-	kt_agent_target g;
-	kt_err err = {0};
-	CHECK_INT(kt_agent_target_lookup("h200", &g, &err), 0);
-	CHECK_STR(g.id.name, "NVIDIA H200");
-	CHECK_STR(g.arch, "sm_90");
-	CHECK_INT(g.id.smem_optin, 227 * 1024);
-	CHECK_INT(g.lim.max_threads_block, 1024);
-	CHECK_INT(kt_agent_target_lookup("NVIDIA H20", &g, &err), -1);
-	CHECK(strstr(err.msg, "'NVIDIA H200'") != NULL);
-	kt_agent_target_lookup("NVIDIA H200", &g, &err);
-	char why[128];
-	kt_launch ok = {{4096, 1, 1}, {256, 1, 1}, 0, 0, 0};
-	CHECK_INT(kt_agent_launch_fits(&g, &ok, why, sizeof why), 0);
-	kt_launch big = {{4096, 1, 1}, {64, 32, 1}, 0, 0, 0};
-	CHECK_INT(kt_agent_launch_fits(&g, &big, why, sizeof why), -1);
-	CHECK_STR(why, "2048 threads per block; the device allows 1024");
-	kt_launch smem = {{1, 1, 1}, {128, 1, 1}, 300000, 0, 0};
-	CHECK_INT(kt_agent_launch_fits(&g, &smem, why, sizeof why), -1);
-	CHECK_STR(why, "300000 bytes of dynamic shared memory per block; the device allows 232448");
-	kt_launch z = {{1, 1, 1}, {1, 1, 65}, 0, 0, 0};
-	CHECK_INT(kt_agent_launch_fits(&g, &z, why, sizeof why), -1);
-	CHECK_STR(why, "block.z = 65; the device allows 1 to 64");
-}
-
 static void test_extract(void)
 {
 	kt_buf b = {0};
@@ -215,7 +189,7 @@ static int fake_verify(void *ctx, const kt_tmpl *t, const int64_t *shape, int sa
 	return 0;
 }
 
-static kt_refactor_req refactor_req(const char *source, const kt_agent_target *g, fake_tools *tools)
+static kt_refactor_req refactor_req(const char *source, const kt_target *g, fake_tools *tools)
 {
 	static const char *const shapes[] = {"rows=4096,hidden=4096", "rows=7,hidden=1024"};
 	kt_refactor_req r = {
@@ -243,8 +217,8 @@ static void test_refactor(const char *agent_dir, const char *examples_dir)
 	char *good = slurp(agent_dir, "replies/rmsnorm_good.cu.tmpl");
 	char *bad = slurp(agent_dir, "replies/rmsnorm_parse_error.cu.tmpl");
 	char *good_reply = fenced(good), *bad_reply = fenced(bad);
-	kt_agent_target g;
-	kt_agent_target_lookup("H200", &g, NULL);
+	kt_target g;
+	kt_target_lookup("H200", &g, NULL);
 
 	/* A parse error, then a fix: the second request holds the parser's exact diagnostics. */
 	const char *const replies[] = {bad_reply, good_reply};
@@ -385,8 +359,8 @@ static kt_agent_props check_one(const kt_tmpl *t, const char *json)
 {
 	kt_agent_props ps;
 	kt_err err = {0};
-	kt_agent_target g;
-	kt_agent_target_lookup("H200", &g, NULL);
+	kt_target g;
+	kt_target_lookup("H200", &g, NULL);
 	int64_t shape[1] = {4096};
 	if (kt_agent_parse_proposals(json, &ps, &err))
 		abort();
@@ -479,8 +453,8 @@ static void test_plan_loop(void)
 	kt_tmpl *t = kt_tmpl_parse_text("p.cu.tmpl", plan_tmpl, strlen(plan_tmpl), NULL, &diags, &err);
 	if (!t)
 		return;
-	kt_agent_target g;
-	kt_agent_target_lookup("H200", &g, NULL);
+	kt_target g;
+	kt_target_lookup("H200", &g, NULL);
 	int64_t shape[1] = {4096};
 	const char *const replies[] = {"```json\n{\"proposals\": [\n```", NULL,
 				       "{\"proposals\":[{\"kind\":\"add_constraint\",\"expr\":\"FAST\",\"reason\":\"r\"}]}"};
@@ -552,8 +526,8 @@ static void test_propose(void)
 	kt_tmpl *t = kt_tmpl_parse_text("p.cu.tmpl", plan_tmpl, strlen(plan_tmpl), NULL, &diags, &err);
 	if (!t)
 		return;
-	kt_agent_target g;
-	kt_agent_target_lookup("H200", &g, NULL);
+	kt_target g;
+	kt_target_lookup("H200", &g, NULL);
 	uint16_t c[3][3] = {{0, 0, 0}, {1, 0, 0}, {2, 0, 0}};
 	kt_eval ev[3] = {{c[0], KT_OK, 30.0, 0.1, 16, 0, 0, NULL}, {c[1], KT_OK, 20.0, 0.1, 16, 0, 0, NULL},
 			 {c[2], KT_OK, 10.0, 0.1, 16, 0, 0, NULL}};
@@ -641,8 +615,8 @@ static void test_mutated_replies(void)
 	kt_tmpl *t = kt_tmpl_parse_text("p.cu.tmpl", plan_tmpl, strlen(plan_tmpl), NULL, &diags, &err);
 	if (!t)
 		return;
-	kt_agent_target g;
-	kt_agent_target_lookup("H200", &g, NULL);
+	kt_target g;
+	kt_target_lookup("H200", &g, NULL);
 	int64_t shape[1] = {4096};
 	int parsed = 0, bad = 0, accepted = 0;
 	for (int it = 0; it < 3000; it++) {
@@ -679,7 +653,6 @@ static void test_mutated_replies(void)
 int main(void)
 {
 	test_control();
-	test_target();
 	test_extract();
 	test_find_kernel();
 	test_refactor(KT_AGENT_DIR, KT_EXAMPLES_DIR);

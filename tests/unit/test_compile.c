@@ -1,4 +1,4 @@
-/* test_compile.c - parallel compilation: ptxas reports, device limits, and a real nvcc batch
+/* test_compile.c - parallel compilation: ptxas reports and a real nvcc batch
  * (a good variant, a broken one, the worker's check kernels) when nvcc is available. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,55 +54,6 @@ static void test_ptxas(void)
 	CHECK_INT(regs, 10);
 	CHECK_INT(smem, 0);
 	CHECK_INT(kt_ptxas_parse(ptxas_log, "missing", &regs, &smem, &local, &spill), -1);
-}
-
-static kt_gpu_info h200(void)
-{
-	kt_gpu_info gi = {0};
-	gi.id.smem_optin = 232448;
-	gi.lim = (kt_gpu_limits){1024, {1024, 1024, 64}, {2147483647, 65535, 65535}, 65536, 65536, 49152, 1LL << 37};
-	return gi;
-}
-
-static void test_limits(void)
-{
-	kt_gpu_info gi = h200();
-	kt_launch l = {{128, 1, 1}, {256, 1, 1}, 0, 0, 0};
-	char why[256] = "";
-	CHECK_INT(kt_limits_launch(&gi, &l, why, sizeof why), 0);
-	l.block[0] = 2048;
-	CHECK_INT(kt_limits_launch(&gi, &l, why, sizeof why), 1);
-	CHECK_STR(why, "2048 threads per block, the device allows 1024");
-	l.block[0] = 32;
-	l.block[2] = 32;
-	CHECK_INT(kt_limits_launch(&gi, &l, why, sizeof why), 0);
-	l.block[2] = 1;
-	l.grid[1] = 70000;
-	CHECK_INT(kt_limits_launch(&gi, &l, why, sizeof why), 1);
-	CHECK(strstr(why, "grid dimension y is 70000") != NULL);
-	l.grid[1] = 1;
-	l.smem = 300000;
-	CHECK_INT(kt_limits_launch(&gi, &l, why, sizeof why), 1);
-	CHECK(strstr(why, "300000 bytes of dynamic shared memory") != NULL);
-
-	/* Registers are allocated per warp in units of 256: 65 registers x 1024 threads need
-	 * 32 warps x 2304 = 73728 > 65536; 64 x 1024 fit exactly. */
-	kt_launch r = {{1, 1, 1}, {1024, 1, 1}, 0, 0, 0};
-	kt_unit u = {0};
-	u.regs = 64;
-	u.smem_static = 0;
-	CHECK_INT(kt_limits_resources(&gi, &r, &u, why, sizeof why), 0);
-	u.regs = 65;
-	CHECK_INT(kt_limits_resources(&gi, &r, &u, why, sizeof why), 1);
-	CHECK_STR(why, "65 registers x 1024 threads need 73728 registers, the device has 65536 per block");
-	u.regs = 32;
-	u.smem_static = 48 * 1024;
-	r.smem = 200 * 1024;
-	CHECK_INT(kt_limits_resources(&gi, &r, &u, why, sizeof why), 1);
-	CHECK(strstr(why, "(49152 static + 204800 dynamic)") != NULL);
-	u.regs = -1; /* unknown: not pruned on registers */
-	u.smem_static = -1;
-	CHECK_INT(kt_limits_resources(&gi, &r, &u, why, sizeof why), 0);
 }
 
 static void unit(kt_unit *u, const char *name, const char *entry, const char *src)
@@ -359,7 +310,6 @@ static void test_pack_failures(const char *nvcc, const char *dir)
 int main(void)
 {
 	test_ptxas();
-	test_limits();
 	const char *nvcc = KT_TEST_NVCC;
 	if (nvcc[0]) {
 		char dir[] = "/tmp/kt-test-compile-XXXXXX";

@@ -203,7 +203,7 @@ static double nothing_passes(const kt_tmpl *t, const uint16_t *cfg)
 	return -1;
 }
 
-static size_t propose(const char *text, double (*f)(const kt_tmpl *, const uint16_t *), const kt_gpu_id *gpu,
+static size_t propose(const char *text, double (*f)(const kt_tmpl *, const uint16_t *), const kt_target *gpu,
 		      kt_buf *fmt)
 {
 	kt_tmpl *t = parse(text);
@@ -261,10 +261,13 @@ static void test_limits(void)
 	CHECK_INT(propose(scale_tmpl, flat_block, NULL, &fmt), 0);
 	/* shared memory beyond the GPU's opt-in limit */
 	char *t5 = replace(t2, "// @kt bytes", "// @kt smem      BLOCK * 64\n// @kt bytes");
-	kt_gpu_id small = {"small", 8, 0, 10, 1 << 20, 48 * 1024};
+	kt_target small, big;
+	kt_target_common(&small);
+	kt_target_common(&big);
+	small.id.smem_optin = 48 * 1024;
+	big.id.smem_optin = 232448;
 	propose(t5, bigger_block_faster, &small, &fmt);
 	CHECK(strstr(kt_buf_str(&fmt), "extend BLOCK") == NULL);
-	kt_gpu_id big = {"big", 9, 0, 132, 1 << 20, 232448};
 	propose(t5, bigger_block_faster, &big, &fmt);
 	CHECK(strstr(kt_buf_str(&fmt), "extend BLOCK with 1024") != NULL);
 	free(t1);

@@ -63,7 +63,7 @@ static int one_answer(void *ctx, const kt_http_req *req, kt_http_resp *resp, int
 	return 0;
 }
 
-static void test_builtin(const kt_tmpl *t, const kt_agent_target *g, const char *dir)
+static void test_builtin(const kt_tmpl *t, const kt_target *g, const char *dir)
 {
 	kt_tune_opts o = fake_opts(dir);
 	kt_agent_cfg cfg = {KT_AGENT_BUILTIN, 3, 0};
@@ -99,7 +99,7 @@ static void test_builtin(const kt_tmpl *t, const kt_agent_target *g, const char 
 	kt_rounds_free(&r);
 }
 
-static void test_llm(const kt_tmpl *t, const kt_agent_target *g, const char *dir)
+static void test_llm(const kt_tmpl *t, const kt_target *g, const char *dir)
 {
 	kt_tune_opts o = fake_opts(dir);
 	kt_agent_cfg cfg = {KT_AGENT_LLM, 2, 0};
@@ -180,8 +180,8 @@ int main(void)
 	kt_tmpl *t = parse();
 	if (!t)
 		return 1;
-	kt_agent_target g;
-	kt_agent_target_lookup("H200", &g, NULL);
+	kt_target g;
+	kt_target_lookup("H200", &g, NULL);
 	char dir[] = "/tmp/kt-test-rounds-XXXXXX";
 	if (!mkdtemp(dir))
 		return 1;

@@ -360,15 +360,11 @@ static int lookup_remote(kt_cache *c, const kt_key *k, const kt_tmpl *t, const i
 	return 1;
 }
 
-int kt_cache_lookup(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, uint16_t *cfg,
-		    kt_tier *tier)
+int kt_cache_lookup(kt_cache *c, const kt_key *k, const kt_problem *p, uint16_t *cfg, kt_tier *tier,
+		    kt_tune_result *r)
 {
-	return kt_cache_lookup_result(c, k, t, shape, cfg, tier, NULL);
-}
-
-int kt_cache_lookup_result(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, uint16_t *cfg,
-			   kt_tier *tier, kt_tune_result *r)
-{
+	const kt_tmpl *t = p->tmpl;
+	const int64_t *shape = p->shape;
 	if (r) {
 		memset(r, 0, sizeof *r);
 		r->best = -1;
@@ -433,18 +429,13 @@ static void store_remote(kt_cache *c, const kt_key *k, const kt_gpu_id *gpu, con
 	kt_buf_free(&name);
 }
 
-int kt_cache_store(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
-		   const kt_tune_result *r, kt_err *err)
-{
-	return kt_cache_store_history(c, k, t, shape, gpu, r, NULL, err);
-}
-
-int kt_cache_store_history(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
-			   const kt_tune_result *r, const kt_record_history *h, kt_err *err)
+int kt_cache_store(kt_cache *c, const kt_key *k, const kt_problem *p, const kt_tune_result *r,
+		   const kt_record_history *h, kt_err *err)
 {
 	if (c->read_only)
 		return 0;
-	char *text = kt_record_json_history(k, t, shape, gpu, r, h, err);
+	const kt_gpu_id *gpu = &p->target->id;
+	char *text = kt_record_json(k, p, r, h, err);
 	if (!text)
 		return -1;
 	size_t len = strlen(text);

@@ -60,25 +60,18 @@ int kt_cache_close(kt_cache *c, kt_err *err);
 /* True when the retune pattern selects kernel. */
 int kt_cache_retune(const kt_cache *c, const char *kernel);
 
-/* Looks k up tier by tier.  On a hit fills cfg (t->nparams value indices, checked against the
- * space at shape) and *tier (may be NULL) and returns 1; a miss returns 0. */
-int kt_cache_lookup(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, uint16_t *cfg,
-		    kt_tier *tier);
+/* Looks k, the key of problem p, up tier by tier.  On a hit fills cfg (p->tmpl->nparams value
+ * indices, checked against the space at p->shape), *tier (may be NULL) and, when r is not NULL,
+ * the record's evaluations as a tuning result (kt_record_result; release with
+ * kt_tune_result_free), and returns 1.  A miss returns 0 (r empty, best -1). */
+int kt_cache_lookup(kt_cache *c, const kt_key *k, const kt_problem *p, uint16_t *cfg, kt_tier *tier,
+		    kt_tune_result *r);
 
-/* kt_cache_lookup, and on a hit also the record's evaluations as a tuning result in r
- * (kt_record_result; release with kt_tune_result_free).  On a miss r is empty (best -1). */
-int kt_cache_lookup_result(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, uint16_t *cfg,
-			   kt_tier *tier, kt_tune_result *r);
-
-/* Stores the result of tuning k in the user tier and the remote (a remote failure is a warning).
- * Read-only: stores nothing and returns 0. */
-int kt_cache_store(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
-		   const kt_tune_result *r, kt_err *err);
-
-/* kt_cache_store with the record's history (kt_record_history: the template's kt refactor
- * provenance, the tuning rounds) in the record; NULL: none. */
-int kt_cache_store_history(kt_cache *c, const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
-			   const kt_tune_result *r, const kt_record_history *h, kt_err *err);
+/* Stores the result of tuning problem p (key k) in the user tier and the remote (a remote
+ * failure is a warning), with the record's history h (the template's kt refactor provenance, the
+ * tuning rounds; NULL: none).  Read-only: stores nothing and returns 0. */
+int kt_cache_store(kt_cache *c, const kt_key *k, const kt_problem *p, const kt_tune_result *r,
+		   const kt_record_history *h, kt_err *err);
 
 /* The identity of the GPU named name, from a record of that GPU in the user or project tier
  * (the newest one), else from the identity the remote keeps beside that GPU's records.

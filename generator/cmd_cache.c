@@ -301,20 +301,24 @@ static int explain_run(struct explain *x, kt_err *err)
 		return -1;
 	int64_t shape[KT_MAX_SLOTS];
 	kt_gpu_id gpu;
+	kt_target target;
+	kt_toolchain tc;
+	kt_problem p = {t, shape, &target, &tc};
 	kt_key key = {0};
 	int rc = -1;
 	kt_cache *cache = open_common(&x->c, NULL, err);
 	if (cache && kt_tmpl_parse_shape(t, x->shape, shape, err) == 0 && explain_gpu(cache, x->gpu, &gpu, err) == 0 &&
 	    kt_key_compiler(x->nvcc, kt_cache_dir(cache, KT_TIER_USER), 0, &compiler, err) == 0) {
-		kt_key_input in = {t, shape, &gpu, kt_buf_str(&compiler), x->arch, x->flags};
-		rc = kt_key_make(&in, &key, err);
+		kt_target_from_id(&gpu, &target);
+		tc = (kt_toolchain){x->nvcc, kt_buf_str(&compiler), x->arch, x->flags};
+		rc = kt_key_make(&p, &key, err);
 	}
 	if (rc == 0) {
 		fputs(kt_buf_str(&key.fields), stdout);
 		printf("key=%s\n", key.hex);
 		uint16_t cfg[KT_MAX_SLOTS];
 		kt_tier tier;
-		if (kt_cache_lookup(cache, &key, t, shape, cfg, &tier)) {
+		if (kt_cache_lookup(cache, &key, &p, cfg, &tier, NULL)) {
 			kt_buf conf = {0};
 			kt_tmpl_format_config(t, cfg, &conf);
 			printf("lookup: hit in the %s cache: %s\n", kt_tier_names[tier], kt_buf_str(&conf));

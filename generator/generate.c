@@ -33,8 +33,8 @@ typedef struct gen {
 	kt_tune_result *res;  /* per shape: the evaluations, tuned or from the record of a hit (else empty) */
 	int noted_default;    /* the "using the template defaults" note was given */
 	kt_cache *cache;      /* open when a GPU identity is known (keys can be made); else NULL */
-	kt_gpu_id gpu;        /* the target GPU's identity, a key field */
-	kt_gpu_info info;     /* the GPU here, when there is one (the planner's target) */
+	kt_target target;     /* the target GPU: the one here, else the one --gpu names (its identity from a record) */
+	kt_toolchain tc;      /* the compiler (its identity a key field), the arch and flags as given */
 	kt_llm *llm;          /* KT_AGENT=llm: the model, made at the first miss; NULL when it cannot be */
 	int llm_tried;
 	int tune;             /* a GPU is here and tuning is allowed: a miss is tuned (tune.h) */
@@ -47,6 +47,7 @@ typedef struct gen {
 
 static int64_t *shape_at(const gen *g, int i) { return g->shapes + (size_t)i * (size_t)g->t->nshapes; }
 static uint16_t *cfg_at(uint16_t *base, const gen *g, int i) { return base + (size_t)i * (size_t)g->t->nparams; }
+static kt_problem problem_at(const gen *g, int i) { return (kt_problem){g->t, shape_at(g, i), &g->target, &g->tc}; }
 
 static void note(gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -168,8 +169,7 @@ static int local_gpu(gen *g)
 	kt_err e = {0};
 	if (kt_tune_gpus(g->o->backend, why, sizeof why) <= 0 || kt_tune_gpu_info(g->o->backend, 0, &info, &e) != 0)
 		return 0;
-	g->gpu = info.id;
-	g->info = info;
+	kt_target_from_info(&info, &g->target);
 	g->tune = !g->o->no_tune && !g->o->require_hit;
 	return 1;
 }
@@ -188,7 +188,8 @@ static int open_cache(gen *g, kt_err *err)
 	g->cache = kt_cache_open(&co, err);
 	if (!g->cache)
 		return -1;
-	if (!here && !kt_cache_find_gpu(g->cache, o->gpu, &g->gpu)) {
+	kt_gpu_id id;
+	if (!here && !kt_cache_find_gpu(g->cache, o->gpu, &id)) {
 		kt_cache_close(g->cache, NULL);
 		g->cache = NULL;
 		if (o->require_hit)
@@ -199,17 +200,21 @@ static int open_cache(gen *g, kt_err *err)
 		g->noted_default = 1;
 		return 0;
 	}
-	return kt_key_compiler(o->nvcc && o->nvcc[0] ? o->nvcc : "nvcc", kt_cache_dir(g->cache, KT_TIER_USER),
-			       !o->read_only, &g->compiler, err);
+	if (!here)
+		kt_target_from_id(&id, &g->target);
+	if (kt_key_compiler(o->nvcc && o->nvcc[0] ? o->nvcc : "nvcc", kt_cache_dir(g->cache, KT_TIER_USER),
+			    !o->read_only, &g->compiler, err) != 0)
+		return -1;
+	g->tc = (kt_toolchain){o->nvcc, kt_buf_str(&g->compiler), o->arch ? o->arch : "", o->flags ? o->flags : ""};
+	return 0;
 }
 
 static const char *const cache_origin[KT_NTIERS] = {"cache:user", "cache:project", "cache:remote"};
 
 static int make_key(gen *g, int i, kt_key *k, kt_err *err)
 {
-	kt_key_input in = {g->t, shape_at(g, i), &g->gpu, kt_buf_str(&g->compiler), g->o->arch ? g->o->arch : "",
-			   g->o->flags ? g->o->flags : ""};
-	return kt_key_make(&in, k, err);
+	kt_problem p = problem_at(g, i);
+	return kt_key_make(&p, k, err);
 }
 
 /* Looks shape i up and sets g->key[i].  1 on a hit (cfg, g->origin[i] and the record's evaluations
@@ -221,7 +226,8 @@ static int cached_config(gen *g, int i, uint16_t *cfg, kt_err *err)
 		return -1;
 	g->key[i] = kt_xstrdup(k.hex);
 	kt_tier tier;
-	int hit = kt_cache_lookup_result(g->cache, &k, g->t, shape_at(g, i), cfg, &tier, &g->res[i]);
+	kt_problem p = problem_at(g, i);
+	int hit = kt_cache_lookup(g->cache, &k, &p, cfg, &tier, &g->res[i]);
 	if (hit)
 		g->origin[i] = cache_origin[tier];
 	kt_key_free(&k);
@@ -273,11 +279,9 @@ static int tune_shape(gen *g, int i, const kt_tune_opts *to, kt_tune_result *r, 
 	if (!ac || ac->mode == KT_AGENT_OFF)
 		return kt_tune(g->t, shape_at(g, i), to, r, err);
 	kt_llm *llm = ac->mode == KT_AGENT_LLM ? model(g) : NULL;
-	kt_target target;
-	kt_target_from_info(&g->info, &target);
 	kt_rounds rs;
 	int n = g->o->agent_rounds > 0 ? g->o->agent_rounds : KT_GENERATE_ROUNDS;
-	if (kt_rounds_run(g->t, shape_at(g, i), to, ac, llm, &target, n, &rs, err) != 0) {
+	if (kt_rounds_run(g->t, shape_at(g, i), to, ac, llm, &g->target, n, &rs, err) != 0) {
 		kt_rounds_free(&rs);
 		return -1;
 	}
@@ -339,7 +343,8 @@ static int tuned_config(gen *g, int i, uint16_t *cfg, kt_err *err)
 		kt_key k = {0};
 		rc = make_key(g, i, &k, err);
 		kt_record_history h = {refactor_history(g), history.len ? kt_buf_str(&history) : NULL};
-		if (rc == 0 && kt_cache_store_history(g->cache, &k, g->t, shape_at(g, i), &g->gpu, &r, &h, &te) != 0)
+		kt_problem p = problem_at(g, i);
+		if (rc == 0 && kt_cache_store(g->cache, &k, &p, &r, &h, &te) != 0)
 			note(g, "kt: warning: %s: the tuned record was not stored: %s", o->name, te.msg);
 		if (rc == 0) {
 			memcpy(cfg, r.evals[r.best].cfg, (size_t)g->t->nparams * sizeof *cfg);

@@ -166,27 +166,28 @@ static void gpu_fields(const kt_gpu_id *g, kt_buf *out)
 	fieldf(out, "gpu.smem_optin", "%" PRId64, g->smem_optin);
 }
 
-int kt_key_fields(const kt_key_input *in, kt_buf *out, kt_err *err)
+int kt_key_fields(const kt_problem *p, kt_buf *out, kt_err *err)
 {
+	const kt_toolchain *tc = p->tc;
 	fieldf(out, "format", "%d", KT_KEY_FORMAT);
-	field(out, "kernel", in->tmpl->kernel);
-	if (source_fields(in->tmpl, out, err) != 0)
+	field(out, "kernel", p->tmpl->kernel);
+	if (source_fields(p->tmpl, out, err) != 0)
 		return -1;
-	space_fields(in->tmpl, out);
-	shape_field(in->tmpl, in->shape, out);
-	gpu_fields(in->gpu, out);
-	field(out, "compiler", in->compiler);
-	field(out, "arch", in->arch);
-	field(out, "flags", in->flags);
+	space_fields(p->tmpl, out);
+	shape_field(p->tmpl, p->shape, out);
+	gpu_fields(&p->target->id, out);
+	field(out, "compiler", tc->compiler ? tc->compiler : "");
+	field(out, "arch", tc->arch ? tc->arch : "");
+	field(out, "flags", tc->flags ? tc->flags : "");
 	return 0;
 }
 
 void kt_key_of_fields(const char *text, size_t len, char hex[KT_KEY_HEX]) { hash_hex(text, len, hex); }
 
-int kt_key_make(const kt_key_input *in, kt_key *out, kt_err *err)
+int kt_key_make(const kt_problem *p, kt_key *out, kt_err *err)
 {
 	kt_buf_reset(&out->fields);
-	if (kt_key_fields(in, &out->fields, err) != 0)
+	if (kt_key_fields(p, &out->fields, err) != 0)
 		return -1;
 	kt_key_of_fields(out->fields.data, out->fields.len, out->hex);
 	return 0;

@@ -15,22 +15,11 @@
 
 #include <stdint.h>
 
-#include "result.h"
-#include "tmpl.h"
+#include "problem.h"
 #include "util.h"
 
 #define KT_KEY_FORMAT 1 /* record-format version; also the v<N> directory of every tier */
 #define KT_KEY_HEX 33   /* 32 hex digits and a NUL */
-
-/* What a key is computed from.  Every pointer is borrowed. */
-typedef struct kt_key_input {
-	const kt_tmpl *tmpl;
-	const int64_t *shape;  /* tmpl->nshapes values */
-	const kt_gpu_id *gpu;
-	const char *compiler;  /* compiler identity (kt_key_compiler), "" when unknown */
-	const char *arch;      /* "sm_90" */
-	const char *flags;     /* code-generation flags, as passed to nvcc; "" when none */
-} kt_key_input;
 
 /* A key and the field text it hashes.  Zero-initialise; release with kt_key_free. */
 typedef struct kt_key {
@@ -38,12 +27,12 @@ typedef struct kt_key {
 	kt_buf fields;
 } kt_key;
 
-/* Appends the canonical field text of in to out.  -1 when a local header cannot be read. */
-int kt_key_fields(const kt_key_input *in, kt_buf *out, kt_err *err);
+/* Appends the canonical field text of problem p to out.  -1 when a local header cannot be read. */
+int kt_key_fields(const kt_problem *p, kt_buf *out, kt_err *err);
 /* The key of a field text (32 lowercase hex digits). */
 void kt_key_of_fields(const char *text, size_t len, char hex[KT_KEY_HEX]);
-/* Fields and key of in. */
-int kt_key_make(const kt_key_input *in, kt_key *out, kt_err *err);
+/* Fields and key of p. */
+int kt_key_make(const kt_problem *p, kt_key *out, kt_err *err);
 void kt_key_free(kt_key *k);
 /* True when s is 32 lowercase hex digits. */
 int kt_key_is_hex(const char *s);

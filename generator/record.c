@@ -145,12 +145,6 @@ static void add_date(cJSON *doc)
 	cJSON_AddStringToObject(doc, "date", date);
 }
 
-char *kt_record_json(const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
-		     const kt_tune_result *r, kt_err *err)
-{
-	return kt_record_json_history(k, t, shape, gpu, r, NULL, err);
-}
-
 /* Adds the JSON document text (NULL: none) as doc's field name; -1 when it is not JSON. */
 static int add_document(cJSON *doc, const char *name, const char *text)
 {
@@ -162,10 +156,11 @@ static int add_document(cJSON *doc, const char *name, const char *text)
 	return 0;
 }
 
-char *kt_record_json_history(const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
-			     const kt_tune_result *r, const kt_record_history *h, kt_err *err)
+char *kt_record_json(const kt_key *k, const kt_problem *p, const kt_tune_result *r, const kt_record_history *h,
+		     kt_err *err)
 {
-	(void)gpu; /* the GPU identity is part of the key fields */
+	const kt_tmpl *t = p->tmpl;
+	const int64_t *shape = p->shape; /* the GPU and the toolchain are in the key's fields */
 	if (r->best < 0 || (size_t)r->best >= r->nevals)
 		return kt_fail(err, "%s: no configuration passed; nothing to store", t->kernel), NULL;
 	const kt_eval *best = &r->evals[r->best];

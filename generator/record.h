@@ -36,11 +36,6 @@ typedef struct kt_record {
 	struct cJSON *doc;     /* the parsed document */
 } kt_record;
 
-/* The JSON text of a record for key k (the tuned configuration r->best).  The caller frees it.
- * NULL with err when r chose nothing. */
-char *kt_record_json(const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
-		     const kt_tune_result *r, kt_err *err);
-
 /* How a record's template and configuration came to be: each a JSON document (borrowed), or NULL
  * for none.  Both are optional fields of the record; a record without them reads as before. */
 typedef struct kt_record_history {
@@ -48,10 +43,11 @@ typedef struct kt_record_history {
 	const char *rounds;   /* stage 2: the tuning rounds (kt_rounds_json) */
 } kt_record_history;
 
-/* kt_record_json with the history h (NULL: none) as the fields "refactor" and "rounds", in that
- * order.  NULL with an internal error when a document is not JSON. */
-char *kt_record_json_history(const kt_key *k, const kt_tmpl *t, const int64_t *shape, const kt_gpu_id *gpu,
-			     const kt_tune_result *r, const kt_record_history *h, kt_err *err);
+/* The JSON text of a record for key k of problem p (the tuned configuration r->best), with the
+ * history h (NULL: none) as the fields "refactor" and "rounds", in that order.  The caller frees
+ * it.  NULL with err when r chose nothing, or (internal) when a history document is not JSON. */
+char *kt_record_json(const kt_key *k, const kt_problem *p, const kt_tune_result *r, const kt_record_history *h,
+		     kt_err *err);
 
 /* Parses and checks a record on its own.  0 on success; -1 with err saying what is wrong. */
 int kt_record_read(const char *text, size_t len, kt_record *out, kt_err *err);

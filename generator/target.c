@@ -96,6 +96,13 @@ void kt_target_from_info(const kt_gpu_info *info, kt_target *out)
 		out->mem_gbs = t.mem_gbs;
 }
 
+void kt_target_from_id(const kt_gpu_id *id, kt_target *out)
+{
+	if (kt_target_lookup(id->name, out, NULL) != 0)
+		kt_target_common(out);
+	out->id = *id;
+}
+
 void kt_target_describe(const kt_target *g, kt_buf *out)
 {
 	kt_buf_printf(out, "- GPU: %s, compute capability %d.%d (%s), %d SMs\n", g->id.name, g->id.cc_major,

@@ -44,6 +44,9 @@ typedef struct kt_ceilings {
 int kt_target_lookup(const char *name, kt_target *out, kt_err *err);
 /* From a device that is present (its data-sheet bandwidth from the table when it is there). */
 void kt_target_from_info(const kt_gpu_info *info, kt_target *out);
+/* A GPU known by its identity alone (from a record): the identity is id, the rest the table's
+ * when it knows the name, else kt_target_common's. */
+void kt_target_from_id(const kt_gpu_id *id, kt_target *out);
 /* The limits every CUDA GPU since compute capability 3.0 has, with 48 KiB of shared memory per
  * block: for planning without a known target. */
 void kt_target_common(kt_target *out);

@@ -42,19 +42,21 @@ static int run(const char *verb, const char *path, const char *shape_spec, const
 	int64_t shape[KT_MAX_SLOTS];
 	uint16_t cfg[KT_MAX_SLOTS];
 	kt_key key = {0};
+	kt_target target = {.id = gpu};
+	kt_toolchain tc = {0};
+	kt_problem p = {t, shape, &target, &tc};
 	kt_cache *c = kt_cache_open(&co, err);
 	int rc = -1;
 	if (c && kt_tmpl_parse_shape(t, shape_spec, shape, err) == 0 &&
 	    kt_key_compiler(env("KT_DRIVER_NVCC", "nvcc"), kt_cache_dir(c, KT_TIER_USER), 1, &compiler, err) == 0) {
-		kt_key_input in = {t, shape, &gpu, kt_buf_str(&compiler), env("KT_DRIVER_ARCH", ""),
-				   env("KT_DRIVER_FLAGS", "")};
-		rc = kt_key_make(&in, &key, err);
+		tc = (kt_toolchain){NULL, kt_buf_str(&compiler), env("KT_DRIVER_ARCH", ""), env("KT_DRIVER_FLAGS", "")};
+		rc = kt_key_make(&p, &key, err);
 	}
 	if (rc == 0 && !strcmp(verb, "key")) {
 		printf("%s\n", key.hex);
 	} else if (rc == 0 && !strcmp(verb, "lookup")) {
 		kt_tier tier;
-		if (kt_cache_lookup(c, &key, t, shape, cfg, &tier)) {
+		if (kt_cache_lookup(c, &key, &p, cfg, &tier, NULL)) {
 			kt_buf text = {0};
 			kt_tmpl_format_config(t, cfg, &text);
 			printf("hit %s %s\n", kt_tier_names[tier], kt_buf_str(&text));
@@ -71,7 +73,7 @@ static int run(const char *verb, const char *path, const char *shape_spec, const
 		else
 			rc = kt_tmpl_parse_config(t, config, cfg, err);
 		if (rc == 0)
-			rc = kt_cache_store(c, &key, t, shape, &gpu, &r, err);
+			rc = kt_cache_store(c, &key, &p, &r, NULL, err);
 		if (rc == 0)
 			printf("stored %s\n", key.hex);
 	} else if (rc == 0) {

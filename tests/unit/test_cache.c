@@ -70,10 +70,12 @@ static void make_key(kt_key *k, int64_t n)
 	static int64_t shapes[64];
 	static int next;
 	shapes[next] = n;
-	kt_key_input in = {t, &shapes[next], &gpu, "nvcc 13.0", "90", "-O3"};
+	kt_target target = {.id = gpu};
+	kt_toolchain tc = {NULL, "nvcc 13.0", "90", "-O3"};
+	kt_problem p = {t, &shapes[next], &target, &tc};
 	next = (next + 1) % 64;
 	kt_err err = {0};
-	CHECK(kt_key_make(&in, k, &err) == 0);
+	CHECK(kt_key_make(&p, k, &err) == 0);
 }
 
 /* A result whose best configuration is BLOCK=values[b], VEC=values[v]. */
@@ -96,13 +98,19 @@ static void store(kt_cache *c, const kt_key *k, uint16_t b, uint16_t v)
 	kt_tune_result r;
 	make_result(&r, b, v);
 	kt_err err = {0};
-	CHECK(kt_cache_store(c, k, t, shape, &gpu, &r, &err) == 0);
+	kt_target target = {.id = gpu};
+	kt_toolchain tc = {0};
+	kt_problem p = {t, shape, &target, &tc};
+	CHECK(kt_cache_store(c, k, &p, &r, NULL, &err) == 0);
 	kt_tune_result_free(&r);
 }
 
 static int lookup(kt_cache *c, const kt_key *k, uint16_t *cfg, kt_tier *tier)
 {
-	return kt_cache_lookup(c, k, t, shape, cfg, tier);
+	kt_target target = {.id = gpu};
+	kt_toolchain tc = {0};
+	kt_problem p = {t, shape, &target, &tc};
+	return kt_cache_lookup(c, k, &p, cfg, tier, NULL);
 }
 
 static int exists(const char *path)

@@ -90,8 +90,10 @@ static int key_of(const struct input *in, char hex[KT_KEY_HEX], kt_buf *fields)
 		return -1;
 	}
 	kt_key k = {0};
-	kt_key_input ki = {t, &in->n, &in->gpu, in->compiler, in->arch, in->flags};
-	int rc = kt_key_make(&ki, &k, &err);
+	kt_target target = {.id = in->gpu};
+	kt_toolchain tc = {NULL, in->compiler, in->arch, in->flags};
+	kt_problem p = {t, &in->n, &target, &tc};
+	int rc = kt_key_make(&p, &k, &err);
 	if (rc == 0) {
 		memcpy(hex, k.hex, KT_KEY_HEX);
 		if (fields)

@@ -32,6 +32,9 @@ static const char src[] =
 static kt_tmpl *t;
 static int64_t shape[1] = {1536};
 static const kt_gpu_id gpu = {"NVIDIA H200", 9, 0, 132, 52428800, 232448};
+static kt_target target_h200 = {.id = {"NVIDIA H200", 9, 0, 132, 52428800, 232448}};
+static kt_toolchain tc_none;
+static kt_problem prob = {NULL, shape, &target_h200, &tc_none}; /* tmpl set in main */
 
 static void add_eval(kt_tune_result *r, const uint16_t *cfg, kt_status st, double us, const char *msg)
 {
@@ -69,9 +72,11 @@ static void make_result(kt_tune_result *r)
 
 static void make_key(kt_key *k, const char *flags)
 {
-	kt_key_input in = {t, shape, &gpu, "Cuda compilation tools, release 13.0, V13.0.88", "90", flags};
+	kt_target target = {.id = gpu};
+	kt_toolchain tc = {NULL, "Cuda compilation tools, release 13.0, V13.0.88", "90", flags};
+	kt_problem p = {t, shape, &target, &tc};
 	kt_err err = {0};
-	CHECK(kt_key_make(&in, k, &err) == 0);
+	CHECK(kt_key_make(&p, k, &err) == 0);
 }
 
 /* Reads and matches text against k; returns 0 or -1 and leaves the reason in err. */
@@ -128,7 +133,7 @@ static void test_round_trip(void)
 	kt_key k = {0};
 	make_key(&k, "-O3 --use_fast_math");
 	kt_err err = {0};
-	char *text = kt_record_json(&k, t, shape, &gpu, &r, &err);
+	char *text = kt_record_json(&k, &prob, &r, NULL, &err);
 	CHECK(text != NULL);
 	uint16_t cfg[8] = {0};
 	CHECK(read_match(text, &k, cfg, &err) == 0);
@@ -209,7 +214,7 @@ static void test_round_trip(void)
 
 	/* Nothing passed: nothing to store. */
 	r.best = -1;
-	CHECK(kt_record_json(&k, t, shape, &gpu, &r, &err) == NULL);
+	CHECK(kt_record_json(&k, &prob, &r, NULL, &err) == NULL);
 	CHECK(strstr(err.msg, "nothing to store") != NULL);
 	kt_key_free(&k);
 	kt_tune_result_free(&r);
@@ -225,7 +230,7 @@ static void test_field_mismatch(void)
 	make_key(&a, "-O3");
 	make_key(&b, "-O2");
 	kt_err err = {0};
-	char *text = kt_record_json(&a, t, shape, &gpu, &r, &err);
+	char *text = kt_record_json(&a, &prob, &r, NULL, &err);
 	kt_record rec;
 	CHECK(kt_record_read(text, strlen(text), &rec, &err) == 0);
 	/* Pretend the lookup expected b's fields under a's key. */
@@ -274,7 +279,7 @@ static void test_mutations(void)
 	kt_key k = {0};
 	make_key(&k, "-O3");
 	kt_err err = {0};
-	char *good = kt_record_json(&k, t, shape, &gpu, &r, &err);
+	char *good = kt_record_json(&k, &prob, &r, NULL, &err);
 	size_t len = strlen(good);
 	static const char alphabet[] = "{}[]\":,0123456789.-eE truefalsn\\\n\x01\xff";
 	unsigned seed = 12345;
@@ -332,7 +337,7 @@ static void test_result(void)
 	kt_key k = {0};
 	make_key(&k, "-O3");
 	kt_err err = {0};
-	char *text = kt_record_json(&k, t, shape, &gpu, &r, &err);
+	char *text = kt_record_json(&k, &prob, &r, NULL, &err);
 	kt_record rec;
 	uint16_t cfg[8] = {0};
 	CHECK(text && kt_record_read(text, strlen(text), &rec, &err) == 0);
@@ -370,7 +375,7 @@ static void test_result(void)
 	free(edit);
 	/* The history is optional: kept as JSON, stage 1 before stage 2, the record checked as ever. */
 	kt_record_history h = {"{\"provenance\": \"kt: verified on X\"}", "{\"best_round\": 0, \"rounds\": []}"};
-	char *with = kt_record_json_history(&k, t, shape, &gpu, &r, &h, &err);
+	char *with = kt_record_json(&k, &prob, &r, &h, &err);
 	CHECK(with && kt_record_read(with, strlen(with), &rec, &err) == 0);
 	CHECK(with && kt_record_match(&rec, &k, t, shape, cfg, &err) == 0);
 	CHECK(cJSON_IsObject(cJSON_GetObjectItem(rec.doc, "rounds")));
@@ -379,14 +384,14 @@ static void test_result(void)
 	kt_record_free(&rec);
 	free(with);
 	h.refactor = NULL;
-	with = kt_record_json_history(&k, t, shape, &gpu, &r, &h, &err);
+	with = kt_record_json(&k, &prob, &r, &h, &err);
 	CHECK(with && !strstr(with, "\"refactor\"") && strstr(with, "\"rounds\""));
 	free(with);
 	h.rounds = "{not json";
-	CHECK(kt_record_json_history(&k, t, shape, &gpu, &r, &h, &err) == NULL);
+	CHECK(kt_record_json(&k, &prob, &r, &h, &err) == NULL);
 	CHECK(strstr(err.msg, "rounds history is not JSON") != NULL);
 	h = (kt_record_history){"[1,", NULL};
-	CHECK(kt_record_json_history(&k, t, shape, &gpu, &r, &h, &err) == NULL);
+	CHECK(kt_record_json(&k, &prob, &r, &h, &err) == NULL);
 	CHECK(strstr(err.msg, "refactor history is not JSON") != NULL);
 	cJSON_Delete(doc);
 	free(text);
@@ -399,6 +404,7 @@ int main(void)
 	kt_buf diags = {0};
 	kt_err err = {0};
 	t = kt_tmpl_parse_text("scale.cu.tmpl", src, sizeof src - 1, NULL, &diags, &err);
+	prob.tmpl = t;
 	if (!t) {
 		fprintf(stderr, "%s%s\n", kt_buf_str(&diags), err.msg);
 		return 1;

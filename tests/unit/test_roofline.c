@@ -133,7 +133,9 @@ static void test_ceilings(const char *dir)
 	/* The unit word is in the source, whose hash is a field of the key: the keys differ there. */
 	int64_t shape[1] = {4096};
 	kt_gpu_id gpu = {.name = "NVIDIA H200", .cc_major = 9, .sms = 132};
-	kt_key_input ki = {tensor, shape, &gpu, "nvcc", "sm_90", ""}, kf = ki;
+	kt_target target = {.id = gpu};
+	kt_toolchain tc = {NULL, "nvcc", "sm_90", ""};
+	kt_problem ki = {tensor, shape, &target, &tc}, kf = ki;
 	kf.tmpl = fma;
 	kt_key a = {0}, b = {0};
 	kt_err err = {0};

@@ -14,9 +14,8 @@
 #include "space.h"
 
 enum {
-	DEFAULT_ROUNDS = 4,
+	DEFAULT_REPLIES = 4,
 	DEFAULT_TOKENS = 400000,
-	MAX_ROUNDS = 50,
 	MAX_TEMPLATE_BYTES = 256 * 1024, /* a longer reply is not a kernel template */
 	MAX_SHAPES = 64,
 };
@@ -35,30 +34,9 @@ int kt_agent_mode_parse(const char *s, kt_agent_mode *out, kt_err *err)
 	return kt_fail(err, "unknown agent mode '%s' (expected off, builtin or llm)", s);
 }
 
-static int env_long(const char *name, long lo, long hi, long *out, kt_err *err)
+void kt_agent_cfg_defaults(kt_agent_cfg *c)
 {
-	const char *v = getenv(name);
-	if (!v || !*v)
-		return 0;
-	int64_t x;
-	if (kt_parse_i64(v, strlen(v), &x) || x < lo || x > hi)
-		return kt_fail(err, "%s='%s' is not a number from %ld to %ld", name, v, lo, hi);
-	*out = (long)x;
-	return 0;
-}
-
-int kt_agent_cfg_from_env(kt_agent_cfg *c, kt_err *err)
-{
-	*c = (kt_agent_cfg){KT_AGENT_BUILTIN, DEFAULT_ROUNDS, DEFAULT_TOKENS};
-	const char *m = getenv("KT_AGENT");
-	if (m && *m && kt_agent_mode_parse(m, &c->mode, err))
-		return kt_fail(err, "KT_AGENT='%s': expected off, builtin or llm", m);
-	long rounds = c->rounds;
-	if (env_long("KT_AGENT_ROUNDS", 1, MAX_ROUNDS, &rounds, err) ||
-	    env_long("KT_AGENT_TOKENS", 0, 1000000000L, &c->tokens, err))
-		return -1;
-	c->rounds = (int)rounds;
-	return 0;
+	*c = (kt_agent_cfg){KT_AGENT_BUILTIN, DEFAULT_REPLIES, DEFAULT_TOKENS};
 }
 
 /* ---- replies ---- */

@@ -33,16 +33,18 @@ typedef enum kt_agent_mode { KT_AGENT_OFF, KT_AGENT_BUILTIN, KT_AGENT_LLM, KT_AG
 
 extern const char *const kt_agent_mode_names[KT_AGENT_NMODES]; /* "off", "builtin", "llm" */
 
+enum { KT_AGENT_MAX_REPLIES = 50 };
+
 typedef struct kt_agent_cfg {
 	kt_agent_mode mode; /* KT_AGENT: off | builtin (the default) | llm */
-	int rounds;         /* KT_AGENT_ROUNDS: model rounds per task (default 4) */
+	int replies;        /* KT_AGENT_REPLIES: model replies per task (default 4) */
 	long tokens;        /* KT_AGENT_TOKENS: tokens per task, prompt + completion (default 400000) */
 } kt_agent_cfg;
 
 /* Parses a mode name; -1 with err listing the names. */
 int kt_agent_mode_parse(const char *s, kt_agent_mode *out, kt_err *err);
-/* The defaults, then KT_AGENT, KT_AGENT_ROUNDS and KT_AGENT_TOKENS; -1 naming a bad variable. */
-int kt_agent_cfg_from_env(kt_agent_cfg *c, kt_err *err);
+/* The defaults: builtin, 4 replies, 400000 tokens (the commands add the environment, cmd_env.h). */
+void kt_agent_cfg_defaults(kt_agent_cfg *c);
 
 /* ---- replies ---------------------------------------------------------------------------- */
 
@@ -184,14 +186,16 @@ typedef struct kt_plan_req {
  * transcript (may be NULL) receives the JSON transcript either way. */
 int kt_agent_plan(kt_llm *llm, const kt_plan_req *req, kt_agent_props *out, kt_buf *transcript, kt_err *err);
 
-/* The planner between two tuning rounds, as cfg->mode selects: off proposes nothing; builtin is
- * kt_planner_propose; llm asks the model (kt_agent_plan on r's summary) and returns its accepted
- * set_values and add_constraint proposals in out, and the first accepted revised template in
- * *revision (owned; NULL when none).  When the model fails (no endpoint, no usable answer, budget
- * spent), the built-in planner answers instead and note says why.  transcript (may be NULL) gets
- * the model's transcript.  0, or -1 with err only when the built-in planner fails. */
-int kt_agent_propose(const kt_agent_cfg *cfg, kt_llm *llm, const kt_tmpl *t, const int64_t *shape,
-		     const kt_target *g, const kt_tune_result *r, kt_plan *out, char **revision, kt_buf *note,
-		     kt_buf *transcript, kt_err *err);
+/* The LLM planner behind the tuning rounds' seam (planner.h): the model is asked (kt_agent_plan
+ * on the round's summary) and its accepted set_values and add_constraint proposals come back as a
+ * plan, the first accepted revised template as the revision.  When the model fails (no endpoint,
+ * no usable answer, budget spent), the built-in planner answers instead and the note says why. */
+typedef struct kt_agent_planner {
+	kt_agent_cfg cfg;   /* its token budget */
+	kt_llm *llm;        /* NULL: no model could be made (the built-in planner answers) */
+} kt_agent_planner;
+
+/* The seam for ap (which must outlive it). */
+kt_planner kt_agent_planner_seam(kt_agent_planner *ap);
 
 #endif

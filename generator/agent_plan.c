@@ -671,23 +671,21 @@ int kt_agent_plan(kt_llm *llm, const kt_plan_req *req, kt_agent_props *out, kt_b
 
 /* ---- the planner between rounds ---- */
 
-int kt_agent_propose(const kt_agent_cfg *cfg, kt_llm *llm, const kt_tmpl *t, const int64_t *shape,
-		     const kt_target *g, const kt_tune_result *r, kt_plan *out, char **revision, kt_buf *note,
-		     kt_buf *transcript, kt_err *err)
+static int llm_plan(void *ctx, const kt_problem *p, const kt_tune_result *r, kt_plan *out, char **revision,
+		    kt_buf *note, kt_buf *transcript, kt_err *err)
 {
+	const kt_agent_planner *ap = ctx;
 	*revision = NULL;
 	*out = (kt_plan){0};
-	if (cfg->mode == KT_AGENT_OFF)
-		return 0;
-	if (cfg->mode == KT_AGENT_LLM && !llm)
+	if (!ap->llm)
 		kt_buf_puts(note, "no LLM client (set KT_LLM_BASE_URL and KT_LLM_MODEL); the built-in planner answers");
-	if (cfg->mode == KT_AGENT_LLM && llm) {
+	if (ap->llm) {
 		kt_buf summary = {0};
-		kt_agent_summary(t, shape, r, &summary);
-		kt_plan_req req = {t, shape, 1, g, kt_buf_str(&summary), 2, cfg->tokens};
+		kt_agent_summary(p->tmpl, p->shape, r, &summary);
+		kt_plan_req req = {p->tmpl, p->shape, 1, p->target, kt_buf_str(&summary), 2, ap->cfg.tokens};
 		kt_agent_props ps;
 		kt_err e = {0};
-		int rc = kt_agent_plan(llm, &req, &ps, transcript, &e);
+		int rc = kt_agent_plan(ap->llm, &req, &ps, transcript, &e);
 		kt_buf_free(&summary);
 		if (rc == 0) {
 			kt_agent_props_to_plan(&ps, out);
@@ -703,5 +701,10 @@ int kt_agent_propose(const kt_agent_cfg *cfg, kt_llm *llm, const kt_tmpl *t, con
 		kt_agent_props_free(&ps);
 		kt_buf_printf(note, "the LLM planner failed (%s); the built-in planner answers", e.msg);
 	}
-	return kt_planner_propose(t, shape, g, r->evals, r->nevals, out, err);
+	return kt_planner_builtin.plan(NULL, p, r, out, revision, note, transcript, err);
+}
+
+kt_planner kt_agent_planner_seam(kt_agent_planner *ap)
+{
+	return (kt_planner){"llm", llm_plan, ap};
 }

@@ -21,7 +21,6 @@
 const char *const kt_tier_names[KT_NTIERS] = {"user", "project", "remote"};
 
 /* Test seam: a store sleeps this long between writing its temporary file and renaming it. */
-#define STORE_PAUSE_ENV "KT_TEST_STORE_PAUSE_MS"
 
 struct kt_cache {
 	char *dir[KT_NTIERS]; /* directory tiers; dir[KT_TIER_REMOTE] stays NULL */
@@ -29,6 +28,7 @@ struct kt_cache {
 	kt_remote *remote;    /* NULL when none or switched off */
 	int gpu_put;          /* this run uploaded its GPU's identity to the remote */
 	int read_only;
+	long store_pause_ms;
 	char *retune;
 	void (*warn)(void *ctx, const char *msg);
 	void *warn_ctx;
@@ -50,18 +50,6 @@ static void warn(kt_cache *c, const char *fmt, ...)
 }
 
 /* ---- paths ---- */
-
-char *kt_cache_default_dir(kt_err *err)
-{
-	const char *v;
-	if ((v = getenv("KT_CACHE_DIR")) && *v)
-		return kt_xstrdup(v);
-	if ((v = getenv("XDG_CACHE_HOME")) && *v)
-		return kt_path_join(v, "kt");
-	if ((v = getenv("HOME")) && *v)
-		return kt_path_join(v, ".cache/kt");
-	return kt_fail(err, "no cache directory: set KT_CACHE_DIR (or XDG_CACHE_HOME or HOME)"), NULL;
-}
 
 static char *version_dir(const char *dir)
 {
@@ -160,14 +148,15 @@ int kt_cache_each(const char *dir, int (*visit)(void *ctx, const char *path, con
 kt_cache *kt_cache_open(const kt_cache_opts *o, kt_err *err)
 {
 	kt_cache *c = kt_xcalloc(1, sizeof *c);
-	c->dir[KT_TIER_USER] = o->user_dir && *o->user_dir ? kt_xstrdup(o->user_dir) : kt_cache_default_dir(err);
-	if (!c->dir[KT_TIER_USER]) {
+	if (!o->user_dir || !*o->user_dir) {
 		free(c);
-		return NULL;
+		return kt_fail(err, "no cache directory: set KT_CACHE_DIR (or XDG_CACHE_HOME or HOME)"), NULL;
 	}
+	c->dir[KT_TIER_USER] = kt_xstrdup(o->user_dir);
+	c->store_pause_ms = o->store_pause_ms;
 	if (o->project_dir && *o->project_dir)
 		c->dir[KT_TIER_PROJECT] = kt_xstrdup(o->project_dir);
-	const char *url = o->remote ? o->remote : getenv("KT_REMOTE_CACHE");
+	const char *url = o->remote;
 	c->read_only = o->read_only;
 	c->retune = o->retune ? kt_xstrdup(o->retune[0] ? o->retune : "*") : NULL;
 	c->warn = o->warn;
@@ -440,8 +429,7 @@ int kt_cache_store(kt_cache *c, const kt_key *k, const kt_problem *p, const kt_t
 		return -1;
 	size_t len = strlen(text);
 	char *path = kt_cache_record_path(c->dir[KT_TIER_USER], k->hex), *dir = kt_path_dir(path);
-	const char *pause = getenv(STORE_PAUSE_ENV);
-	long ms = pause ? atol(pause) : 0;
+	long ms = c->store_pause_ms;
 	int rc = kt_mkdirs(dir, err);
 	if (rc == 0)
 		rc = kt_write_atomic_cb(path, text, len, ms > 0 ? store_pause : NULL, &ms, err);
@@ -521,4 +509,69 @@ int kt_cache_find_gpu(kt_cache *c, const char *name, kt_gpu_id *out)
 		return 1;
 	}
 	return c->remote ? find_gpu_remote(c, name, out) : 0;
+}
+
+/* ---- the GPU's ceilings ---- */
+
+/* <user>/v<format>/ceilings/<hash of the GPU's identity>.json, and that identity's text. */
+static char *ceilings_path(const kt_cache *c, const kt_gpu_id *id, kt_buf *ident)
+{
+	kt_buf_printf(ident, "gpu.name=%s\ngpu.cc=%d.%d\ngpu.sms=%d\ngpu.l2_bytes=%lld\ngpu.smem_optin=%lld\n", id->name,
+		      id->cc_major, id->cc_minor, id->sms, (long long)id->l2_bytes, (long long)id->smem_optin);
+	char hex[KT_KEY_HEX], name[KT_KEY_HEX + 8];
+	kt_key_of_fields(ident->data, ident->len, hex);
+	snprintf(name, sizeof name, "%s.json", hex);
+	char *vdir = version_dir(c->dir[KT_TIER_USER]), *dir = kt_path_join(vdir, "ceilings"), *path = kt_path_join(dir, name);
+	free(vdir);
+	free(dir);
+	return path;
+}
+
+int kt_cache_ceilings(kt_cache *c, const kt_gpu_id *id, kt_ceilings *out)
+{
+	kt_buf ident = {0}, text = {0};
+	char *path = ceilings_path(c, id, &ident);
+	kt_err e = {0};
+	int rc = -1;
+	*out = (kt_ceilings){0};
+	cJSON *doc = kt_read_file(path, &text, &e) == 0 ? cJSON_Parse(kt_buf_str(&text)) : NULL;
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(doc, "format"), *g = cJSON_GetObjectItemCaseSensitive(doc, "gpu");
+	if (cJSON_IsNumber(f) && f->valueint == KT_KEY_FORMAT && cJSON_IsString(g) && !strcmp(g->valuestring, ident.data)) {
+		const cJSON *v;
+		out->bw_gbs = cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(doc, "bw_gbs")) ? v->valuedouble : 0;
+		out->gflops = cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(doc, "gflops")) ? v->valuedouble : 0;
+		out->tensor_gflops = cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(doc, "tensor_gflops")) ? v->valuedouble : 0;
+		rc = 0;
+	} else if (doc) {
+		warn(c, "%s is not a ceilings record of this GPU (or of this format); it is measured again", path);
+	}
+	cJSON_Delete(doc);
+	kt_buf_free(&text);
+	kt_buf_free(&ident);
+	free(path);
+	return rc;
+}
+
+void kt_cache_ceilings_store(kt_cache *c, const kt_gpu_id *id, const kt_ceilings *in)
+{
+	kt_ceilings old;
+	if (c->read_only || (kt_cache_ceilings(c, id, &old) == 0 && !memcmp(&old, in, sizeof old)))
+		return;
+	kt_buf ident = {0};
+	char *path = ceilings_path(c, id, &ident), *dir = kt_path_dir(path);
+	cJSON *doc = cJSON_CreateObject();
+	cJSON_AddNumberToObject(doc, "format", KT_KEY_FORMAT);
+	cJSON_AddStringToObject(doc, "gpu", ident.data);
+	cJSON_AddNumberToObject(doc, "bw_gbs", in->bw_gbs);
+	cJSON_AddNumberToObject(doc, "gflops", in->gflops);
+	cJSON_AddNumberToObject(doc, "tensor_gflops", in->tensor_gflops);
+	char *text = kt_json_text(doc, 1);
+	kt_err e = {0};
+	if (kt_mkdirs(dir, &e) != 0 || kt_write_atomic(path, text, strlen(text), &e) != 0)
+		warn(c, "the GPU's ceilings were not kept: %s", e.msg); /* they are measured again next time */
+	free(text);
+	cJSON_Delete(doc);
+	kt_buf_free(&ident);
+	free(dir);
+	free(path);
 }

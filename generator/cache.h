@@ -1,8 +1,8 @@
 /* cache.h - the tuning cache: three tiers of records, looked up in order.
  *
- *   user     $KT_CACHE_DIR, else $XDG_CACHE_HOME/kt, else ~/.cache/kt   (read and written)
+ *   user     a directory of the user's (KT_CACHE_DIR, else ~/.cache/kt)   (read and written)
  *   project  the project's committed cache/ directory                     (read; `kt cache promote` writes)
- *   remote   $KT_REMOTE_CACHE, an HTTP store (GET/HEAD, PUT)               (read and written)
+ *   remote   an HTTP store (KT_REMOTE_CACHE; GET/HEAD, PUT)               (read and written)
  *
  * A directory tier keeps key K at <dir>/v<format>/<K[0..2)>/K.json, so a directory of another
  * format version sits beside it untouched.  A hit below the user tier is copied up.  A record that
@@ -21,6 +21,7 @@
 #include "key.h"
 #include "record.h"
 #include "result.h"
+#include "target.h"
 #include "tmpl.h"
 #include "util.h"
 
@@ -29,9 +30,10 @@ typedef enum kt_tier { KT_TIER_USER, KT_TIER_PROJECT, KT_TIER_REMOTE, KT_NTIERS 
 extern const char *const kt_tier_names[KT_NTIERS]; /* "user", "project", "remote" */
 
 typedef struct kt_cache_opts {
-	const char *user_dir;    /* NULL: the default (kt_cache_default_dir) */
+	const char *user_dir;    /* required (the command resolves KT_CACHE_DIR and the default) */
 	const char *project_dir; /* the project's cache/, or NULL */
-	const char *remote;      /* URL; NULL: $KT_REMOTE_CACHE; "": none */
+	const char *remote;      /* URL; NULL or "": none */
+	long store_pause_ms;     /* tests only: a store waits this long before its rename (a crash window) */
 	int read_only;           /* look up only: no copy-up, no store, no statistics */
 	const char *retune;      /* NULL: use hits; else an fnmatch pattern on kernel names ("" or "*": all) */
 	void (*warn)(void *ctx, const char *msg); /* NULL: warnings are dropped */
@@ -48,10 +50,6 @@ typedef struct kt_cache_stats {
 } kt_cache_stats;
 
 typedef struct kt_cache kt_cache;
-
-/* The user tier's directory when none is given (a new string), or NULL with err when neither
- * KT_CACHE_DIR, XDG_CACHE_HOME nor HOME is set. */
-char *kt_cache_default_dir(kt_err *err);
 
 kt_cache *kt_cache_open(const kt_cache_opts *o, kt_err *err);
 /* Adds this run's counters to the statistics file (unless read-only) and frees c. */
@@ -77,6 +75,13 @@ int kt_cache_store(kt_cache *c, const kt_key *k, const kt_problem *p, const kt_t
  * (the newest one), else from the identity the remote keeps beside that GPU's records.
  * 1 when found, 0 when nothing names it. */
 int kt_cache_find_gpu(kt_cache *c, const char *name, kt_gpu_id *out);
+
+/* The measured ceilings (target.h) of GPU id, kept in the user tier as a small versioned record
+ * (<user>/v<format>/ceilings/<hash of the identity>.json).  0 when found; -1 leaves out zeroed
+ * (a record of another format or GPU is a warning and measured again). */
+int kt_cache_ceilings(kt_cache *c, const kt_gpu_id *id, kt_ceilings *out);
+/* Keeps them (read-only: nothing); a failure is a warning: it only costs a measurement. */
+void kt_cache_ceilings_store(kt_cache *c, const kt_gpu_id *id, const kt_ceilings *in);
 
 const char *kt_cache_dir(const kt_cache *c, kt_tier tier); /* NULL for the remote or a tier not set */
 const kt_cache_stats *kt_cache_run_stats(const kt_cache *c);

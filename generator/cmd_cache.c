@@ -23,6 +23,7 @@
 
 #include "cache.h"
 #include "cmd.h"
+#include "cmd_env.h"
 #include "gpu.h"
 #include "opt.h"
 #include "provenance.h"
@@ -49,9 +50,14 @@ static void print_warning(void *ctx, const char *msg)
 /* Opens the cache read-only: the tools never count lookups or copy records up by accident. */
 static kt_cache *open_common(const common *c, const char *remote, kt_err *err)
 {
-	kt_cache_opts o = {.user_dir = c->cache_dir, .project_dir = c->project_cache, .remote = remote ? remote : "",
-			   .read_only = 1, .warn = print_warning};
-	return kt_cache_open(&o, err);
+	char *dflt = c->cache_dir ? NULL : kt_env_cache_dir(err);
+	if (!c->cache_dir && !dflt)
+		return NULL;
+	kt_cache_opts o = {.user_dir = c->cache_dir ? c->cache_dir : dflt, .project_dir = c->project_cache,
+			   .remote = remote ? remote : "", .read_only = 1, .warn = print_warning};
+	kt_cache *cache = kt_cache_open(&o, err);
+	free(dflt);
+	return cache;
 }
 
 /* Parses options; returns -1 to go on, or the exit status to return. */
@@ -215,7 +221,7 @@ static int cmd_show(int argc, char **argv)
 		kt_fail(&err, "expected one key (32 hex digits); see kt cache ls");
 		return fail(&err);
 	}
-	kt_cache *cache = open_common(&c, c.remote ? c.remote : getenv("KT_REMOTE_CACHE"), &err);
+	kt_cache *cache = open_common(&c, kt_env_or(c.remote, "KT_REMOTE_CACHE"), &err);
 	if (!cache)
 		return fail(&err);
 	kt_buf text = {0}, shown = {0};

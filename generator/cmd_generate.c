@@ -1,92 +1,176 @@
-/* cmd_generate.c - `kt generate`: options and environment to kt_generate_opts (see generate.h). */
+/* cmd_generate.c - `kt generate`: options, a batch file and the environment to kt_generate_opts
+ * (see generate.h). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-#include "agent.h"
 #include "cmd.h"
+#include "cmd_env.h"
 #include "generate.h"
 #include "opt.h"
 
-static const char usage[] = "kt generate --template FILE --name NAME --out DIR [--shape SPEC]... [options]";
+static const char usage[] = "kt generate --template FILE --name NAME --out DIR [--shape SPEC]... [options]\n"
+			    "       kt generate --batch FILE [options]";
 static const char about[] =
 	"Emits the variants, the launcher kt_NAME(), its header, a manifest and a CMake list for a\n"
 	"kernel template, with one configuration per shape: from a cache, from tuning on this GPU,\n"
-	"or the template's defaults.\n"
+	"or the template's defaults.  With --batch, for every kernel of FILE (blocks of the kernel\n"
+	"options below, one argument per line, blocks separated by a line \"--\"), and the misses of\n"
+	"all of them are tuned together, in one pipeline.\n"
 	"A miss is tuned within a budget (default 400 evaluations and 90 seconds per shape and tuning\n"
-	"round; a value below 0 lifts the limit).\n"
-	"Environment: KT_CACHE_DIR, KT_REMOTE_CACHE, KT_GPU, KT_RETUNE, KT_REQUIRE_CACHE_HIT,\n"
-	"KT_TUNE_BUDGET, KT_TUNE_SECONDS, KT_TUNE_STRATEGY stand in for the options of the same\n"
-	"meaning when these are not given.  KT_AGENT (off, builtin: the default, llm) chooses the\n"
-	"planner between tuning rounds of a miss, KT_AGENT_ROUNDS their number (default 2).";
-
-/* Truthy values of boolean environment variables (as CMake spells them, too). */
-static int env_true(const char *v)
-{
-	static const char *const yes[] = {"1", "on", "yes", "true", "y"};
-	for (size_t i = 0; v && i < sizeof yes / sizeof yes[0]; i++)
-		if (!strcasecmp(v, yes[i]))
-			return 1;
-	return 0;
-}
-
-static int env_false(const char *v)
-{
-	static const char *const no[] = {"", "0", "off", "no", "false", "n"};
-	for (size_t i = 0; v && i < sizeof no / sizeof no[0]; i++)
-		if (!strcasecmp(v, no[i]))
-			return 1;
-	return 0;
-}
-
-static const char *env_or(const char *given, const char *var)
-{
-	const char *v = getenv(var);
-	return given ? given : (v && v[0] ? v : NULL);
-}
-
-/* --retune with no value, or KT_RETUNE set to a true value, means every kernel ("*"). */
-static const char *retune_pattern(const char *given)
-{
-	if (given)
-		return given[0] ? given : "*";
-	const char *v = getenv("KT_RETUNE");
-	if (!v || env_false(v))
-		return NULL;
-	return env_true(v) ? "*" : v;
-}
+	"round; a value below 0 lifts the limit).  Environment (kt env): KT_CACHE_DIR, KT_REMOTE_CACHE,\n"
+	"KT_GPU, KT_RETUNE, KT_REQUIRE_CACHE_HIT, KT_TUNE_BUDGET, KT_TUNE_SECONDS, KT_TUNE_STRATEGY stand\n"
+	"in for the options of the same meaning when these are not given; KT_AGENT (off, builtin: the\n"
+	"default, llm) chooses the planner between tuning rounds of a miss, KT_TUNE_ROUNDS their number\n"
+	"(default 2).";
 
 #define NOT_GIVEN LLONG_MIN
 
-/* A number option not given on the command line (NOT_GIVEN) from variable var, else 0 (the
- * default); -1 naming the variable when its value is not an integer. */
-static int env_number(long long *v, const char *var, kt_err *err)
+/* One kernel's options and the lists its strings live in. */
+typedef struct kernel_args {
+	kt_generate_kernel k;
+	kt_strlist shapes, types, configs;
+} kernel_args;
+
+/* The run's options as given on the command line. */
+typedef struct run_args {
+	kt_generate_opts o;
+	const char *retune, *batch;
+	long long budget, seconds;
+	char llm_why[2048]; /* why KT_AGENT=llm has no model configuration */
+} run_args;
+
+#define KERNEL_OPTS(ka)                                                                                             \
+	{"template", KT_OPT_STR, &(ka)->k.template_path, "FILE", "the annotated kernel template (*.cu.tmpl)"},         \
+	{"name", KT_OPT_STR, &(ka)->k.name, "NAME", "the launcher is kt_NAME (a C identifier)"},                       \
+	{"out", KT_OPT_STR, &(ka)->k.outdir, "DIR", "where the generated files go"},                                   \
+	{"shape", KT_OPT_LIST, &(ka)->shapes, "SPEC", "a shape to tune for, e.g. rows=4096,hidden=4096 (repeatable)"}, \
+	{"type", KT_OPT_LIST, &(ka)->types, "T=x", "choose a type symbol, e.g. T=bfloat16 (repeatable)"},              \
+	{"arch", KT_OPT_STR, &(ka)->k.arch, "CC",                                                                     \
+	 "compute capability to compile for, e.g. 90 (90a: the architecture-specific target)"},                       \
+	{"nvcc", KT_OPT_STR, &(ka)->k.nvcc, "PATH", "the CUDA compiler (default: nvcc in PATH)"},                     \
+	{"flags", KT_OPT_STR, &(ka)->k.flags, "\"...\"", "extra nvcc code-generation flags, as the build uses them"},   \
+	{"cache-dir", KT_OPT_STR, &(ka)->k.cache_dir, "DIR", "the user cache (else $KT_CACHE_DIR, ~/.cache/kt)"},      \
+	{"project-cache", KT_OPT_STR, &(ka)->k.project_cache, "DIR", "the project's committed cache directory"}
+
+#define CONFIG_OPT(ka)                                                                                             \
+	{"config", KT_OPT_LIST, &(ka)->configs, "I:P=V,...",                                                          \
+	 "force shape I's configuration (0-based, in --shape order); for tests and hand-picking"}
+
+#define RUN_OPTS(ra)                                                                                                 \
+	{"batch", KT_OPT_STR, &(ra)->batch, "FILE", "generate every kernel of FILE (see above)"},                        \
+	{"remote", KT_OPT_STR, &(ra)->o.remote, "URL", "a remote HTTP cache (else $KT_REMOTE_CACHE)"},                   \
+	{"gpu", KT_OPT_STR, &(ra)->o.gpu, "NAME", "the target GPU when none is present (else $KT_GPU)"},                 \
+	{"retune", KT_OPT_OPTVAL, &(ra)->retune, "PATTERN", "ignore cache hits for kernels matching PATTERN (all if none)"}, \
+	{"require-hit", KT_OPT_FLAG, &(ra)->o.require_hit, NULL, "a cache miss is an error (for CI)"},                   \
+	{"read-only", KT_OPT_FLAG, &(ra)->o.read_only, NULL, "never write to a cache"},                                 \
+	{"no-tune", KT_OPT_FLAG, &(ra)->o.no_tune, NULL, "never tune, even with a GPU"},                                 \
+	{"budget", KT_OPT_INT, &(ra)->budget, "N", "evaluations per tuned shape (default 400; < 0: the whole space)"},  \
+	{"seconds", KT_OPT_INT, &(ra)->seconds, "S", "wall seconds per tuned shape (default 90; < 0: no limit)"},      \
+	{"strategy", KT_OPT_STR, &(ra)->o.strategy, "NAME", "search strategy when tuning (default auto)"},              \
+	{"quiet", KT_OPT_FLAG, &(ra)->o.quiet, NULL, "no notes on stderr"}
+
+static void kernel_free(kernel_args *ka)
 {
-	const char *s = getenv(var);
-	int64_t n;
-	if (*v != NOT_GIVEN)
-		return 0;
-	*v = 0;
-	if (!s || !s[0])
-		return 0;
-	if (kt_parse_i64(s, strlen(s), &n) != 0)
-		return kt_fail(err, "%s='%s': expected an integer", var, s);
-	*v = n;
+	kt_strlist_free(&ka->shapes);
+	kt_strlist_free(&ka->types);
+	kt_strlist_free(&ka->configs);
+}
+
+/* The lists into the kernel, and the user cache's default. */
+static int kernel_finish(kernel_args *ka, char **cache_dir, kt_err *err)
+{
+	ka->k.shapes = ka->shapes.v;
+	ka->k.nshapes = ka->shapes.n;
+	ka->k.types = ka->types.v;
+	ka->k.ntypes = ka->types.n;
+	ka->k.configs = ka->configs.v;
+	ka->k.nconfigs = ka->configs.n;
+	if (!ka->k.cache_dir && !*cache_dir && !(*cache_dir = kt_env_cache_dir(err)))
+		return -1;
+	if (!ka->k.cache_dir)
+		ka->k.cache_dir = *cache_dir;
 	return 0;
 }
 
-/* Options not given on the command line come from the environment. */
-static void apply_environment(kt_generate_opts *o, const char *retune)
+/* --batch FILE: splits it into argument vectors (blocks of lines; "--" ends a block) in *text
+ * (the bytes, NULs for the newlines) and parses each block as one kernel's options. */
+static int read_batch(const char *path, kt_buf *text, kernel_args **kas, int *n, kt_err *err)
 {
-	o->cache_dir = env_or(o->cache_dir, "KT_CACHE_DIR");
-	o->remote = env_or(o->remote, "KT_REMOTE_CACHE");
-	o->gpu = env_or(o->gpu, "KT_GPU");
-	o->retune = retune_pattern(retune);
-	o->require_hit = o->require_hit || env_true(getenv("KT_REQUIRE_CACHE_HIT"));
-	o->backend = env_or(NULL, "KT_TEST_GPU_BACKEND"); /* tests only: "fake" (tests/generate) */
-	o->strategy = env_or(o->strategy, "KT_TUNE_STRATEGY");
+	if (kt_read_file(path, text, err) != 0)
+		return kt_fail(err, "--batch %s: %s", path, err->msg);
+	*kas = NULL;
+	*n = 0;
+	char **argv = kt_xcalloc(text->len + 2, sizeof *argv);
+	int argc = 1, rc = 0, line = 0;
+	argv[0] = "generate";
+	for (char *p = text->data, *end = text->data + text->len; rc == 0 && p < end;) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (nl)
+			*nl = 0;
+		line++;
+		int last = !nl || nl + 1 >= end;
+		if (strcmp(p, "--"))
+			argv[argc++] = p;
+		if (!strcmp(p, "--") || last) {
+			if (argc > 1) {
+				*kas = kt_xrealloc(*kas, (size_t)(*n + 1) * sizeof **kas);
+				kernel_args *ka = &(*kas)[(*n)++];
+				memset(ka, 0, sizeof *ka);
+				const kt_opt opts[] = {KERNEL_OPTS(ka), CONFIG_OPT(ka), {0}};
+				int npos;
+				kt_err e = {0};
+				if (kt_opt_parse(opts, argc, argv, NULL, 0, &npos, &e) != 0)
+					rc = kt_fail(err, "--batch %s:%d: kernel %d: %s", path, line, *n, e.msg[0] ? e.msg : "--help is no kernel option");
+			}
+			argc = 1;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	free(argv);
+	if (rc == 0 && *n == 0)
+		rc = kt_fail(err, "--batch %s: no kernel in it", path);
+	return rc;
+}
+
+/* Options not given on the command line come from the environment. */
+static int apply_environment(run_args *ra, kt_agent_cfg *agent, kt_llm_config *llm, kt_err *err)
+{
+	kt_generate_opts *o = &ra->o;
+	o->remote = kt_env_or(o->remote, "KT_REMOTE_CACHE");
+	o->gpu = kt_env_or(o->gpu, "KT_GPU");
+	if (ra->retune) { /* --retune with no value, or KT_RETUNE set true, means every kernel ("*") */
+		o->retune = ra->retune[0] ? ra->retune : "*";
+	} else {
+		const char *v = kt_env("KT_RETUNE");
+		o->retune = !v || kt_env_false_value(v) ? NULL : kt_env_true("KT_RETUNE") ? "*" : v;
+	}
+	o->require_hit = o->require_hit || kt_env_true("KT_REQUIRE_CACHE_HIT");
+	o->backend = kt_env("KT_TEST_GPU_BACKEND"); /* tests: "fake" (test builds only) */
+	o->strategy = kt_env_or(o->strategy, "KT_TUNE_STRATEGY");
+	o->tmpdir = kt_env_tmpdir();
+	long long pause = 0;
+	if (kt_env_long("KT_TEST_STORE_PAUSE_MS", &pause, err)) /* tests: a crash window in a store */
+		return -1;
+	o->store_pause_ms = (long)pause;
+	o->secret = kt_env_llm_key();
+	if ((ra->budget == NOT_GIVEN && (ra->budget = 0, kt_env_long("KT_TUNE_BUDGET", &ra->budget, err))) ||
+	    (ra->seconds == NOT_GIVEN && (ra->seconds = 0, kt_env_long("KT_TUNE_SECONDS", &ra->seconds, err))) ||
+	    kt_env_agent(agent, err) || kt_env_tune_rounds(&o->rounds, err))
+		return -1;
+	o->budget = (long)ra->budget;
+	o->seconds = (double)ra->seconds;
+	o->planner = agent->mode;
+	o->agent = *agent;
+	kt_err le = {0};
+	if (agent->mode == KT_AGENT_LLM && kt_env_llm(llm, &le) == 0) {
+		o->llm = llm;
+	} else if (agent->mode == KT_AGENT_LLM) { /* a note at the first miss: the built-in planner plans */
+		snprintf(ra->llm_why, sizeof ra->llm_why, "%s", le.msg);
+		o->llm_why = ra->llm_why;
+	}
+	return 0;
 }
 
 static void print_note(void *ctx, const char *msg)
@@ -97,75 +181,53 @@ static void print_note(void *ctx, const char *msg)
 
 int kt_cmd_generate(int argc, char **argv)
 {
-	kt_generate_opts o = {.note = print_note};
-	kt_strlist shapes = {0}, types = {0}, configs = {0};
-	const char *retune = NULL;
-	long long budget = NOT_GIVEN, seconds = NOT_GIVEN;
-	const kt_opt opts[] = {
-		{"template", KT_OPT_STR, &o.template_path, "FILE", "the annotated kernel template (*.cu.tmpl)"},
-		{"name", KT_OPT_STR, &o.name, "NAME", "the launcher is kt_NAME (a C identifier)"},
-		{"out", KT_OPT_STR, &o.outdir, "DIR", "where the generated files go"},
-		{"shape", KT_OPT_LIST, &shapes, "SPEC", "a shape to tune for, e.g. rows=4096,hidden=4096 (repeatable)"},
-		{"type", KT_OPT_LIST, &types, "T=x", "choose a type symbol, e.g. T=bfloat16 (repeatable)"},
-		{"arch", KT_OPT_STR, &o.arch, "CC", "compute capability to compile for, e.g. 90 (90a: the architecture-specific target)"},
-		{"nvcc", KT_OPT_STR, &o.nvcc, "PATH", "the CUDA compiler (default: nvcc in PATH)"},
-		{"flags", KT_OPT_STR, &o.flags, "\"...\"", "extra nvcc code-generation flags, as the build uses them"},
-		{"cache-dir", KT_OPT_STR, &o.cache_dir, "DIR", "the user cache (else $KT_CACHE_DIR, ~/.cache/kt)"},
-		{"project-cache", KT_OPT_STR, &o.project_cache, "DIR", "the project's committed cache directory"},
-		{"remote", KT_OPT_STR, &o.remote, "URL", "a remote HTTP cache (else $KT_REMOTE_CACHE)"},
-		{"gpu", KT_OPT_STR, &o.gpu, "NAME", "the target GPU when none is present (else $KT_GPU)"},
-		{"retune", KT_OPT_OPTVAL, &retune, "PATTERN", "ignore cache hits for kernels matching PATTERN (all if none)"},
-		{"require-hit", KT_OPT_FLAG, &o.require_hit, NULL, "a cache miss is an error (for CI)"},
-		{"read-only", KT_OPT_FLAG, &o.read_only, NULL, "never write to a cache"},
-		{"no-tune", KT_OPT_FLAG, &o.no_tune, NULL, "never tune, even with a GPU"},
-		{"budget", KT_OPT_INT, &budget, "N", "evaluations per tuned shape (default 400; < 0: the whole space)"},
-		{"seconds", KT_OPT_INT, &seconds, "S", "wall seconds per tuned shape (default 90; < 0: no limit)"},
-		{"strategy", KT_OPT_STR, &o.strategy, "NAME", "search strategy when tuning (default auto)"},
-		{"quiet", KT_OPT_FLAG, &o.quiet, NULL, "no notes on stderr"},
-		{"config", KT_OPT_LIST, &configs, "I:P=V,...",
-		 "force shape I's configuration (0-based, in --shape order); for tests and hand-picking"},
-		{0},
-	};
-	const char *pos[1];
-	int npos;
+	run_args ra = {.o = {.note = print_note}, .budget = NOT_GIVEN, .seconds = NOT_GIVEN};
+	kernel_args one = {0}, *kas = NULL;
+	int nk = 0;
+	const kt_opt opts[] = {KERNEL_OPTS(&one), RUN_OPTS(&ra), CONFIG_OPT(&one), {0}};
 	kt_err err = {0};
-	kt_buf diags = {0};
-	int rc = kt_opt_parse(opts, argc, argv, pos, 0, &npos, &err);
+	kt_buf diags = {0}, batch = {0}, retired = {0};
+	char *cache_dir = NULL;
+	kt_agent_cfg agent;
+	kt_llm_config llm;
+	int npos, rc = kt_opt_parse(opts, argc, argv, NULL, 0, &npos, &err);
 	if (rc == KT_OPT_HELP) {
 		kt_opt_usage(stdout, usage, about, opts);
 		rc = KT_EXIT_OK;
 		goto out;
 	}
-	if (rc != 0) {
-		rc = kt_opt_fail("generate", NULL, &err);
-		goto out;
+	if (rc == 0 && ra.batch && (one.k.template_path || one.k.name || one.k.outdir || one.shapes.n))
+		rc = kt_fail(&err, "--batch %s: the kernel options go into the file, not on the command line", ra.batch);
+	if (rc == 0 && ra.batch)
+		rc = read_batch(ra.batch, &batch, &kas, &nk, &err);
+	else if (rc == 0)
+		kas = &one, nk = 1;
+	for (int j = 0; rc == 0 && j < nk; j++)
+		rc = kernel_finish(&kas[j], &cache_dir, &err);
+	if (rc == 0)
+		rc = apply_environment(&ra, &agent, &llm, &err);
+	kt_env_retired(&retired);
+	if (retired.len)
+		fprintf(stderr, "kt: warning: %s", kt_buf_str(&retired));
+	if (rc == 0) {
+		kt_generate_kernel *ks = kt_xcalloc((size_t)nk + 1, sizeof *ks);
+		for (int j = 0; j < nk; j++)
+			ks[j] = kas[j].k;
+		ra.o.kernels = ks;
+		ra.o.nkernels = nk;
+		rc = kt_generate(&ra.o, &diags, &err);
+		free(ks);
 	}
-	o.shapes = shapes.v;
-	o.nshapes = shapes.n;
-	o.types = types.v;
-	o.ntypes = types.n;
-	o.configs = configs.v;
-	o.nconfigs = configs.n;
-	apply_environment(&o, retune);
-	if (env_number(&budget, "KT_TUNE_BUDGET", &err) != 0 || env_number(&seconds, "KT_TUNE_SECONDS", &err) != 0) {
-		rc = kt_opt_fail("generate", NULL, &err);
-		goto out;
-	}
-	kt_agent_cfg agent;
-	if (kt_agent_cfg_from_env(&agent, &err) != 0) {
-		rc = kt_opt_fail("generate", NULL, &err);
-		goto out;
-	}
-	const char *rounds = getenv("KT_AGENT_ROUNDS");
-	o.agent = &agent;
-	o.agent_rounds = rounds && rounds[0] ? agent.rounds : 0; /* 0: generate's default */
-	o.budget = (long)budget;
-	o.seconds = (double)seconds;
-	rc = kt_generate(&o, &diags, &err) == 0 ? KT_EXIT_OK : kt_opt_fail("generate", &diags, &err);
+	rc = rc == 0 ? KT_EXIT_OK : kt_opt_fail("generate", &diags, &err);
 out:
+	for (int j = 0; kas && kas != &one && j < nk; j++)
+		kernel_free(&kas[j]);
+	if (kas != &one)
+		free(kas);
+	kernel_free(&one);
 	kt_buf_free(&diags);
-	kt_strlist_free(&shapes);
-	kt_strlist_free(&types);
-	kt_strlist_free(&configs);
+	kt_buf_free(&batch);
+	kt_buf_free(&retired);
+	free(cache_dir);
 	return rc;
 }

@@ -15,6 +15,7 @@
 
 #include "agent.h"
 #include "cmd.h"
+#include "cmd_env.h"
 #include "emit.h"
 #include "opt.h"
 #include "proc.h"
@@ -34,7 +35,7 @@ static const char about[] =
 	"in the records it tunes for the template (kt cache show prints them).\n"
 	"Environment: KT_LLM_BASE_URL (or OPENAI_BASE_URL), KT_LLM_MODEL, KT_LLM_API_KEY (or\n"
 	"OPENAI_API_KEY; optional), KT_LLM_TIMEOUT, KT_LLM_CONNECT_TIMEOUT, KT_LLM_RETRIES,\n"
-	"KT_LLM_MAX_WAIT, KT_AGENT (off refuses), KT_AGENT_ROUNDS, KT_AGENT_TOKENS, KT_GPU, KT_NVCC,\n"
+	"KT_LLM_MAX_WAIT, KT_AGENT (off refuses), KT_AGENT_REPLIES, KT_AGENT_TOKENS, KT_GPU, KT_NVCC,\n"
 	"KT_DOC_DIR (where template-language.md is).";
 
 /* ---- finding the language reference ---- */
@@ -59,8 +60,8 @@ static int read_lang_ref(const char *given, kt_buf *out, char **used, kt_err *er
 	if (given)
 		cands[n++] = kt_xstrdup(given);
 	else {
-		const char *d = getenv("KT_DOC_DIR");
-		if (d && *d)
+		const char *d = kt_env("KT_DOC_DIR");
+		if (d)
 			cands[n++] = kt_path_join(d, name);
 #ifdef KT_INSTALL_DOC_DIR
 		char *ed = exe_dir();
@@ -90,29 +91,6 @@ static int read_lang_ref(const char *given, kt_buf *out, char **used, kt_err *er
 	if (rc)
 		kt_fail(err, "cannot find %s (give --lang-ref PATH or set KT_DOC_DIR)", given ? given : name);
 	return rc;
-}
-
-/* ---- the work directory ---- */
-
-static void rm_tree(const char *path)
-{
-	DIR *d = opendir(path);
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d))) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			char *p = kt_path_join(path, e->d_name);
-			struct stat st;
-			if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-				rm_tree(p);
-			else
-				unlink(p);
-			free(p);
-		}
-		closedir(d);
-	}
-	rmdir(path);
 }
 
 /* ---- compiling a configuration: nvcc with an argv ---- */
@@ -231,11 +209,13 @@ static int verify_check(void *ctx, const kt_tmpl *t, const int64_t *shape, int s
 	if (!tw)
 		return -1;
 	kt_tune_opts o = {
-		.strategy = "random", .budget = samples, .seed = 1, .gpu = 0, .nvcc = c->nvcc,
-		.near_floor = -1, .retime_top = -1,
+		.strategy = "random", .budget = samples, .seed = 1, .gpu = 0, .near_floor = -1, .retime_top = -1,
+		.patience = -1, .tmpdir = kt_env_tmpdir(), /* every sample is checked: no early stop */
 	};
+	kt_toolchain tc = {c->nvcc, "", "", ""};
+	kt_problem p = {tw, shape, NULL, &tc};
 	kt_tune_result r = {0};
-	if (kt_tune(tw, shape, &o, &r, err)) {
+	if (kt_tune(&p, &o, &r, err)) {
 		kt_tmpl_free(tw);
 		return -1;
 	}
@@ -291,7 +271,7 @@ static int pick_target(const refactor_args *a, kt_target *g, int *here, kt_err *
 		*here = 1;
 		return 0;
 	}
-	const char *name = a->gpu ? a->gpu : getenv("KT_GPU");
+	const char *name = kt_env_or(a->gpu, "KT_GPU");
 	if (!name || !*name)
 		return kt_fail(err, "no GPU here%s%s%s; name the target with --gpu NAME or KT_GPU (e.g. \"NVIDIA H200\")",
 			       why[0] ? " (" : "", why, why[0] ? ")" : "");
@@ -343,7 +323,7 @@ static int prepare(refactor_run *r, kt_err *err)
 {
 	const refactor_args *a = r->a;
 	size_t kb, ke;
-	if (kt_agent_cfg_from_env(&r->ac, err))
+	if (kt_env_agent(&r->ac, err))
 		return -1;
 	if (r->ac.mode == KT_AGENT_OFF)
 		return kt_fail(err, "the agent is switched off (KT_AGENT=off); kt refactor needs KT_AGENT=llm or builtin");
@@ -352,20 +332,13 @@ static int prepare(refactor_run *r, kt_err *err)
 		return -1;
 	if (kt_agent_find_kernel(kt_buf_str(&r->source), a->kernel, &kb, &ke))
 		return kt_fail(err, "%s: no __global__ kernel named '%s'", r->source_path, a->kernel);
-	r->nc.nvcc = a->nvcc ? a->nvcc : getenv("KT_NVCC");
+	r->nc.nvcc = kt_env_or(a->nvcc, "KT_NVCC");
 	if (!r->nc.nvcc || !*r->nc.nvcc)
 		r->nc.nvcc = "nvcc";
 	snprintf(r->nc.arch, sizeof r->nc.arch, "-arch=%s", r->g.arch);
-	const char *td = getenv("TMPDIR");
-	kt_buf wd = {0};
-	kt_buf_printf(&wd, "%s/kt-refactor-XXXXXX", td && *td ? td : "/tmp");
-	r->nc.workdir = kt_buf_detach(&wd);
-	if (!mkdtemp(r->nc.workdir)) {
-		kt_fail_internal(err, "cannot create a work directory %s: %s", r->nc.workdir, strerror(errno));
-		free(r->nc.workdir);
-		r->nc.workdir = NULL;
+	r->nc.workdir = kt_temp_dir(kt_env_tmpdir(), "kt-refactor", err);
+	if (!r->nc.workdir)
 		return -1;
-	}
 	kt_buf_printf(&r->transcript_path, "%s" KT_PROVENANCE_TRANSCRIPT, a->output);
 	return 0;
 }
@@ -409,7 +382,7 @@ static int run_loop(refactor_run *r, kt_llm *llm, kt_err *err)
 		.tmpl_path = a->output,
 		.lang_ref = kt_buf_str(&r->lang),
 		.gpu = &r->g,
-		.rounds = a->rounds > 0 ? (int)a->rounds : r->ac.rounds,
+		.rounds = a->rounds > 0 ? (int)a->rounds : r->ac.replies,
 		.tokens = a->tokens >= 0 ? (long)a->tokens : r->ac.tokens,
 		.samples = (int)a->samples,
 		.compile = a->no_compile ? NULL : compile_check,
@@ -432,13 +405,13 @@ static int refactor(const refactor_args *a, const char *source_path, kt_err *err
 	kt_llm_config lc;
 	kt_llm *llm = NULL;
 	int rc = prepare(&r, err);
-	if (rc == 0 && (kt_llm_config_from_env(&lc, err) || !(llm = kt_llm_new(&lc, err))))
+	if (rc == 0 && (kt_env_llm(&lc, err) || !(llm = kt_llm_new(&lc, err))))
 		rc = -1;
 	if (rc == 0)
 		rc = run_loop(&r, llm, err);
 	kt_llm_free(llm);
 	if (r.nc.workdir)
-		rm_tree(r.nc.workdir);
+		kt_remove_tree(r.nc.workdir);
 	free(r.nc.workdir);
 	kt_buf_free(&r.source);
 	kt_buf_free(&r.lang);
@@ -454,7 +427,7 @@ int kt_cmd_refactor(int argc, char **argv)
 		{"kernel", KT_OPT_STR, &a.kernel, "NAME", "the __global__ kernel to refactor"},
 		{"output", KT_OPT_STR, &a.output, "PATH", "the template to write (also -o)"},
 		{"shape", KT_OPT_LIST, &a.shapes, "SPEC", "a shape the template must serve, e.g. rows=4096,hidden=4096"},
-		{"rounds", KT_OPT_INT, &a.rounds, "N", "model replies at most (default KT_AGENT_ROUNDS or 4)"},
+		{"rounds", KT_OPT_INT, &a.rounds, "N", "model replies at most (default KT_AGENT_REPLIES or 4)"},
 		{"tokens", KT_OPT_INT, &a.tokens, "N", "token budget (default KT_AGENT_TOKENS or 400000; 0: none)"},
 		{"samples", KT_OPT_INT, &a.samples, "N", "configurations compiled besides the default (default 3)"},
 		{"gpu", KT_OPT_STR, &a.gpu, "NAME", "the target GPU when none is here (default KT_GPU)"},

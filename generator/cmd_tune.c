@@ -8,6 +8,7 @@
 
 #include "cache.h"
 #include "cmd.h"
+#include "cmd_env.h"
 #include "opt.h"
 #include "recorded.h"
 #include "tune.h"
@@ -23,22 +24,18 @@ enum { TOP_SHOWN = 10 };
 typedef struct tune_args {
 	kt_strlist shapes, types, flags, configs;
 	const char *strategy, *record, *cache_dir, *workdir, *backend, *nvcc, *flagstr;
-	long long budget, seed, gpu, jobs, top, pack;
+	long long budget, seed, gpu, jobs, top, pack, patience;
 	const char *seconds, *timeout, *arch;
-	int quiet, list_gpus;
+	int quiet, list_gpus, no_race;
 } tune_args;
 
-/* Splits --flags "a b c" (and repeated --flag values) into one list; the strings are owned by
- * words (a copy of the text with NULs). */
-static void split_flags(const tune_args *a, char **words, const char ***out, int *n)
+/* --flags "a b c" and the repeated --flag values as one string, blank-separated. */
+static void join_flags(const tune_args *a, kt_buf *out)
 {
-	*n = 0;
-	*out = kt_xcalloc((size_t)a->flags.n + (a->flagstr ? strlen(a->flagstr) : 0) + 1, sizeof **out);
+	if (a->flagstr)
+		kt_buf_puts(out, a->flagstr);
 	for (int i = 0; i < a->flags.n; i++)
-		(*out)[(*n)++] = a->flags.v[i];
-	*words = a->flagstr ? kt_xstrdup(a->flagstr) : NULL;
-	for (char *p = *words ? strtok(*words, " \t") : NULL; p; p = strtok(NULL, " \t"))
-		(*out)[(*n)++] = p;
+		kt_buf_printf(out, "%s%s", out->len ? " " : "", a->flags.v[i]);
 }
 
 static const char *pct(double floor_us, double t_us, char *buf, size_t n)
@@ -57,8 +54,7 @@ static int by_time(const void *a, const void *b)
 	return (x->median_us > y->median_us) - (x->median_us < y->median_us);
 }
 
-static void print_result(const kt_tmpl *t, const char *shape, const kt_tune_result *r, const kt_tune_stats *st,
-			 long long top)
+static void print_result(const kt_tmpl *t, const char *shape, const kt_tune_result *r, long long top)
 {
 	size_t counts[KT_NSTATUS] = {0}, *ok = kt_xcalloc(r->nevals + 1, sizeof *ok), nok = 0;
 	char p[32];
@@ -71,19 +67,15 @@ static void print_result(const kt_tmpl *t, const char *shape, const kt_tune_resu
 	qsort(ok, nok, sizeof *ok, by_time);
 	printf("\n%s at %s: %zu evaluated in %.1f s (%.1f/s), strategy %s, seed %llu\n", t->kernel, shape, r->nevals,
 	       r->seconds, r->seconds > 0 ? (double)r->nevals / r->seconds : 0.0, r->strategy, (unsigned long long)r->seed);
+	char failed[160];
+	kt_failures_format(counts, failed, sizeof failed);
 	printf("  status:");
 	for (int s = 0; s < KT_NSTATUS; s++)
 		if (counts[s])
 			printf(" %s %zu", kt_status_names[s], counts[s]);
-	putchar('\n');
-	printf("  time: setup %.1f s, measuring %.1f s, waiting for nvcc %.1f s, re-timing %.1f s; %d batches, %d worker restarts, %d variants compiled in shared units\n",
-	       st->setup_s, st->measure_s, st->compile_wait_s, st->retime_s, st->batches, st->restarts, st->packed);
-	if (st->ngpus > 1) {
-		printf("  GPUs:");
-		for (int i = 0; i < st->ngpus && i < KT_TUNE_MAX_GPUS; i++)
-			printf("%s %d (%zu jobs)", i ? "," : "", st->gpu[i], st->gpu_jobs[i]);
-		putchar('\n');
-	}
+	printf("; %s\n", failed);
+	if (r->stop[0])
+		printf("  stopped: %s\n", r->stop);
 	if (r->floor_us > 0) {
 		printf("  floor: %.2f us (copy %.0f GB/s", r->floor_us, r->bw_gbs);
 		if (r->flops_rate > 0)
@@ -141,49 +133,87 @@ static int parse_seconds(const char *s, const char *what, double *out, kt_err *e
 	return 0;
 }
 
-static int tune_all(const kt_tmpl *t, const tune_args *a, kt_tune_opts *o, kt_err *err)
+/* Where the batch's time went. */
+static void print_stats(const kt_tune_stats *st, int n)
+{
+	printf("\n%s: setup %.1f s, measuring %.1f s, waiting for nvcc %.1f s, re-timing %.1f s; %d compile batches, "
+	       "%d variants compiled (%d in shared units), %d evaluations of a variant compiled for another shape, "
+	       "%d raced, %d worker restarts\n",
+	       n > 1 ? "time of the batch" : "time", st->setup_s, st->measure_s, st->compile_wait_s, st->retime_s, st->batches,
+	       st->compiled, st->packed, st->reused, st->raced, st->restarts);
+	if (st->ngpus > 1) {
+		printf("  GPUs:");
+		for (int i = 0; i < st->ngpus && i < KT_TUNE_MAX_GPUS; i++)
+			printf("%s %d (%zu jobs)", i ? "," : "", st->gpu[i], st->gpu_jobs[i]);
+		putchar('\n');
+	}
+}
+
+/* Writes shape i's recorded space (--record FILE, FILE.i with several shapes). */
+static int record(const kt_tmpl *t, const tune_args *a, int i, const int64_t *shape, const kt_gpu_id *gpu,
+		  const kt_tune_result *r, kt_err *err)
+{
+	kt_buf path = {0};
+	if (a->shapes.n > 1)
+		kt_buf_printf(&path, "%s.%d", a->record, i);
+	else
+		kt_buf_puts(&path, a->record);
+	int rc = kt_recorded_write(kt_buf_str(&path), t, shape, gpu, r->evals, r->nevals, err);
+	if (rc == 0)
+		printf("  recorded %zu configurations in %s\n", r->nevals, kt_buf_str(&path));
+	kt_buf_free(&path);
+	return rc;
+}
+
+/* Tunes every shape of t in one batch (one pipeline), prints each one's table, and the most
+ * robust configuration across them. */
+static int tune_all(const kt_tmpl *t, const tune_args *a, const kt_toolchain *tc, const uint16_t *only, size_t nonly,
+		    kt_tune_opts *o, kt_err *err)
 {
 	int n = a->shapes.n, rc = 0;
-	kt_tune_result *rs = kt_xcalloc((size_t)n + 1, sizeof *rs);
+	kt_tune_task *tasks = kt_xcalloc((size_t)n + 1, sizeof *tasks);
 	const kt_tune_result **rp = kt_xcalloc((size_t)n + 1, sizeof *rp);
 	int64_t(*shapes)[KT_MAX_SLOTS] = kt_xcalloc((size_t)n + 1, sizeof *shapes);
+	kt_progress *pr = kt_xcalloc((size_t)n + 1, sizeof *pr);
+	kt_buf *labels = kt_xcalloc((size_t)n + 1, sizeof *labels);
 	for (int i = 0; i < n && rc == 0; i++) {
 		kt_err e = {0};
 		if (kt_tmpl_parse_shape(t, a->shapes.v[i], shapes[i], &e))
 			rc = kt_fail(err, "--shape '%s': %s", a->shapes.v[i], e.msg);
 	}
 	for (int i = 0; i < n && rc == 0; i++) {
-		kt_buf label = {0};
-		kt_buf_printf(&label, "%s ", t->kernel);
-		kt_tmpl_format_shape(t, shapes[i], &label);
-		kt_progress pr;
-		kt_progress_init(&pr, a->quiet ? NULL : stderr, kt_buf_str(&label));
-		kt_tune_stats st = {0};
-		o->progress = &pr;
-		o->stats = &st;
-		rc = kt_tune(t, shapes[i], o, &rs[i], err);
-		if (rc == 0) {
-			kt_buf_reset(&label);
-			kt_tmpl_format_shape(t, shapes[i], &label);
-			print_result(t, kt_buf_str(&label), &rs[i], &st, a->top);
-			rp[i] = &rs[i];
-		}
-		if (rc == 0 && a->record) {
-			kt_gpu_info gi;
-			kt_buf path = {0};
-			if (n > 1)
-				kt_buf_printf(&path, "%s.%d", a->record, i);
-			else
-				kt_buf_puts(&path, a->record);
-			rc = kt_tune_gpu_info(o->backend, o->gpu >= 0 ? o->gpu : 0, &gi, err);
-			if (rc == 0)
-				rc = kt_recorded_write(kt_buf_str(&path), t, shapes[i], &gi.id, rs[i].evals, rs[i].nevals, err);
-			if (rc == 0)
-				printf("  recorded %zu configurations in %s\n", rs[i].nevals, kt_buf_str(&path));
-			kt_buf_free(&path);
-		}
-		kt_buf_free(&label);
+		kt_buf_printf(&labels[i], "%s ", t->kernel);
+		kt_tmpl_format_shape(t, shapes[i], &labels[i]);
+		kt_progress_init(&pr[i], a->quiet ? NULL : stderr, kt_buf_str(&labels[i]));
+		tasks[i] = (kt_tune_task){.p = {t, shapes[i], NULL, tc}, .label = kt_buf_str(&labels[i]), .progress = &pr[i],
+					  .only = only, .nonly = nonly};
 	}
+	kt_progress batch;
+	kt_tune_stats st = {0};
+	kt_progress_init(&batch, a->quiet ? NULL : stderr, n == 1 ? kt_buf_str(&labels[0]) : "the shapes");
+	o->progress = &batch;
+	o->stats = &st;
+	if (rc == 0)
+		rc = kt_tune_batch(tasks, (size_t)n, o, err);
+	kt_gpu_info gi = {0};
+	if (rc == 0)
+		rc = kt_tune_gpu_info(o->backend, o->gpu >= 0 ? o->gpu : 0, &gi, err);
+	for (int i = 0; i < n && rc == 0; i++) {
+		kt_buf shape = {0};
+		kt_tmpl_format_shape(t, shapes[i], &shape);
+		if (tasks[i].rc) {
+			*err = tasks[i].err;
+			rc = -1;
+		} else {
+			print_result(t, kt_buf_str(&shape), &tasks[i].out, a->top);
+			rp[i] = &tasks[i].out;
+		}
+		if (rc == 0 && a->record)
+			rc = record(t, a, i, shapes[i], &gi.id, &tasks[i].out, err);
+		kt_buf_free(&shape);
+	}
+	if (rc == 0)
+		print_stats(&st, n);
 	if (rc == 0 && n > 1) {
 		uint16_t cfg[KT_MAX_SLOTS];
 		double worst;
@@ -194,11 +224,15 @@ static int tune_all(const kt_tmpl *t, const tune_args *a, kt_tune_opts *o, kt_er
 			kt_buf_free(&b);
 		}
 	}
-	for (int i = 0; i < n; i++)
-		kt_tune_result_free(&rs[i]);
-	free(rs);
+	for (int i = 0; i < n; i++) {
+		kt_tune_result_free(&tasks[i].out);
+		kt_buf_free(&labels[i]);
+	}
+	free(tasks);
 	free(rp);
 	free(shapes);
+	free(pr);
+	free(labels);
 	return rc;
 }
 
@@ -234,10 +268,12 @@ int kt_cmd_tune(int argc, char **argv)
 		{"arch", KT_OPT_STR, &a.arch, "CC", "compile for sm_CC, e.g. 90 or 90a (default: the GPU's)"},
 		{"nvcc", KT_OPT_STR, &a.nvcc, "PATH", "the CUDA compiler (default: nvcc in PATH)"},
 		{"flags", KT_OPT_STR, &a.flagstr, "\"F...\"", "code-generation flags for every variant, space-separated"},
-		{"flag", KT_OPT_LIST, &a.flags, "F", "one code-generation flag (repeatable)"},
+		{"flag", KT_OPT_LIST, &a.flags, "F", "one code-generation flag, no blanks (repeatable)"},
 		{"jobs", KT_OPT_INT, &a.jobs, "N", "parallel compiles (default: cores)"},
 		{"pack", KT_OPT_INT, &a.pack, "N", "variants per nvcc translation unit, at most (default 8; 1: each alone)"},
 		{"timeout", KT_OPT_STR, &a.timeout, "S", "watchdog per variant in seconds (default 10)"},
+		{"patience", KT_OPT_INT, &a.patience, "N", "stop a shape after N evaluations without a gain (default 24; < 0: never)"},
+		{"no-race", KT_OPT_FLAG, &a.no_race, NULL, "time every configuration to full precision (no racing)"},
 		{"config", KT_OPT_LIST, &a.configs, "P=V,...", "evaluate only this configuration, every parameter given (repeatable)"},
 		{"top", KT_OPT_INT, &a.top, "N", "configurations shown per shape (default 10)"},
 		{"record", KT_OPT_STR, &a.record, "FILE", "save every evaluated configuration (a recorded space)"},
@@ -253,10 +289,9 @@ int kt_cmd_tune(int argc, char **argv)
 	kt_err err = {0};
 	kt_buf diags = {0};
 	kt_tmpl *t = NULL;
-	char *flagwords = NULL, *cache_dir = NULL;
-	const char **flags = NULL;
+	char *cache_dir = NULL;
+	kt_buf flagstr = {0};
 	uint16_t *only = NULL;
-	int nflags = 0;
 	kt_tune_opts o = {0};
 	rc = kt_opt_parse(opts, argc, argv, pos, 1, &npos, &err);
 	if (rc == KT_OPT_HELP) {
@@ -293,34 +328,41 @@ int kt_cmd_tune(int argc, char **argv)
 		rc = t ? 0 : -1;
 	}
 	if (rc == 0) {
-		kt_err e = {0};
-		cache_dir = a.cache_dir ? kt_xstrdup(a.cache_dir) : kt_cache_default_dir(&e);
-		split_flags(&a, &flagwords, &flags, &nflags);
-		o.strategy = a.strategy;
-		o.budget = (long)a.budget;
-		o.seed = (uint64_t)a.seed;
-		o.gpu = (int)a.gpu;
-		o.arch = a.arch;
-		o.nvcc = a.nvcc;
-		o.flags = flags;
-		o.nflags = nflags;
-		o.jobs = (int)a.jobs;
-		o.pack = (int)a.pack;
-		o.workdir = a.workdir;
-		o.backend = a.backend;
-		o.types = a.types.v;
-		o.ntypes = a.types.n;
-		o.cache_dir = cache_dir;
 		only = kt_xcalloc((size_t)a.configs.n * (size_t)t->nparams + 1, sizeof *only);
 		for (int i = 0; i < a.configs.n && rc == 0; i++) {
 			kt_err ce = {0};
 			if (kt_tmpl_parse_config(t, a.configs.v[i], only + (size_t)i * (size_t)t->nparams, &ce))
 				rc = kt_fail(&err, "--config '%s': %s", a.configs.v[i], ce.msg);
 		}
-		o.only = only;
-		o.nonly = (size_t)a.configs.n;
-		if (rc == 0)
-			rc = tune_all(t, &a, &o, &err);
+	}
+	if (rc == 0) {
+		kt_err e = {0};
+		cache_dir = a.cache_dir ? kt_xstrdup(a.cache_dir) : kt_env_cache_dir(&e);
+		kt_cache_opts co = {.user_dir = cache_dir};
+		kt_cache *cache = cache_dir ? kt_cache_open(&co, &e) : NULL; /* keeps the GPU's ceilings */
+		kt_gpu_info gi;
+		kt_ceilings ceil = {0};
+		int have_gpu = kt_tune_gpu_info(a.backend, a.gpu < 0 ? 0 : (int)a.gpu, &gi, &e) == 0;
+		if (cache && have_gpu)
+			kt_cache_ceilings(cache, &gi.id, &ceil);
+		join_flags(&a, &flagstr);
+		kt_toolchain tc = {a.nvcc, "", a.arch ? a.arch : "", kt_buf_str(&flagstr)};
+		o.strategy = a.strategy;
+		o.budget = (long)a.budget;
+		o.seed = (uint64_t)a.seed;
+		o.gpu = (int)a.gpu;
+		o.jobs = (int)a.jobs;
+		o.pack = (int)a.pack;
+		o.workdir = a.workdir;
+		o.tmpdir = kt_env_tmpdir();
+		o.backend = a.backend;
+		o.ceilings = &ceil;
+		o.patience = a.patience == 0 ? 0 : a.patience < 0 ? -1 : (int)a.patience;
+		o.race = a.no_race ? -1 : 0;
+		rc = tune_all(t, &a, &tc, only, (size_t)a.configs.n, &o, &err);
+		if (rc == 0 && cache && have_gpu)
+			kt_cache_ceilings_store(cache, &gi.id, &ceil);
+		kt_cache_close(cache, NULL);
 	}
 	rc = rc == 0 ? KT_EXIT_OK : kt_opt_fail("tune", &diags, &err);
 out:
@@ -331,8 +373,7 @@ out:
 	kt_strlist_free(&a.flags);
 	kt_strlist_free(&a.configs);
 	free(only);
-	free(flagwords);
-	free((void *)flags);
+	kt_buf_free(&flagstr);
 	free(cache_dir);
 	return rc;
 }

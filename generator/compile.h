@@ -24,6 +24,9 @@
 #include "tmpl.h"
 #include "util.h"
 
+/* How units are compiled.  A batch's compiler also says where and how wide (ninja, jobs,
+ * workdir); a unit may name a compiler of its own (kt_unit.cc) for the rest, so one batch holds
+ * the variants of several templates and toolchains. */
 typedef struct kt_compiler {
 	const char *nvcc;        /* the compiler ("nvcc" searched in PATH when NULL) */
 	const char *ninja;       /* "ninja" when NULL */
@@ -40,12 +43,14 @@ typedef struct kt_compiler {
 
 /* One translation unit.  name, src and entry are inputs; the rest is filled by kt_compile_finish. */
 typedef struct kt_unit {
+	const kt_compiler *cc; /* how it is built: nvcc, arch, flags, deps, prelude, pack; NULL: the batch's */
 	char name[160];    /* file stem in the work directory */
 	kt_buf src;        /* its text (owned): a whole translation unit */
 	kt_buf part;       /* the same as a part of a shared one (owned); empty: always alone */
 	char entry[192];   /* the kernel whose resources are read ("" for none) */
 	int ok;            /* the cubin was produced */
 	int packed;        /* in a translation unit shared with other units */
+	int unpackable;    /* its pack failed to compile although each of its units compiles alone */
 	char *cubin;       /* its path (owned); packed units share one */
 	char *msg;         /* the compiler's output when it failed (owned) */
 	int regs, smem_static, local_bytes, spill_bytes; /* -1 when unknown */
@@ -60,7 +65,8 @@ int kt_compile_jobs(const kt_compiler *c);
 int kt_compile_start(const kt_compiler *c, kt_unit *units, size_t n, int slot, kt_proc *ninja, kt_err *err);
 /* Waits for ninja and fills each unit's results (the same units and slot as the start).  -1 only
  * when ninja itself could not run; 1 when a pack failed although each of its units compiles
- * alone (the template cannot share a translation unit: the caller should stop packing); else 0. */
+ * alone (those units are marked unpackable: their template cannot share a translation unit, and
+ * the caller should stop packing it); else 0. */
 int kt_compile_finish(const kt_compiler *c, kt_unit *units, size_t n, int slot, kt_proc *ninja, kt_err *err);
 /* Both halves. */
 int kt_compile(const kt_compiler *c, kt_unit *units, size_t n, kt_err *err);

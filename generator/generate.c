@@ -1,8 +1,9 @@
 /* generate.c - `kt generate` as a library call (see generate.h).
  *
- * One run holds a `gen`: the parsed template, the shapes, and per shape the chosen
- * configuration and where it came from.  The decision for one shape is made in choose_config()
- * alone; everything before it validates input, everything after it only writes.
+ * One run holds a `gen` per kernel: the parsed template, the shapes, and per shape the chosen
+ * configuration and where it came from.  The run goes in phases over all kernels: read (parse
+ * and validate everything), look up (a hit decides a shape), tune (every miss of every kernel
+ * in one batch), decide (the rest get the defaults), and only then write.
  */
 #include "generate.h"
 
@@ -10,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
 #include "cache.h"
 #include "emit.h"
 #include "provenance.h"
@@ -18,9 +18,11 @@
 #include "search.h"
 #include "space.h"
 #include "tmpl.h"
+#include "transfer.h"
 #include "tune.h"
 
 typedef struct gen {
+	const kt_generate_kernel *k;
 	const kt_generate_opts *o;
 	kt_tmpl *t;
 	int n;                /* shapes */
@@ -28,6 +30,7 @@ typedef struct gen {
 	uint16_t *cfgs;       /* n * t->nparams: the chosen configurations */
 	uint16_t *forced;     /* n * t->nparams: configurations forced with --config */
 	int *is_forced;       /* per shape */
+	int *decided;         /* per shape: a configuration is chosen */
 	const char **origin;  /* per shape: "default", "cache:<tier>", "tuned", "forced" */
 	char **key;           /* per shape: the cache key, or NULL */
 	kt_tune_result *res;  /* per shape: the evaluations, tuned or from the record of a hit (else empty) */
@@ -35,33 +38,39 @@ typedef struct gen {
 	kt_cache *cache;      /* open when a GPU identity is known (keys can be made); else NULL */
 	kt_target target;     /* the target GPU: the one here, else the one --gpu names (its identity from a record) */
 	kt_toolchain tc;      /* the compiler (its identity a key field), the arch and flags as given */
-	kt_llm *llm;          /* KT_AGENT=llm: the model, made at the first miss; NULL when it cannot be */
-	int llm_tried;
-	int tune;             /* a GPU is here and tuning is allowed: a miss is tuned (tune.h) */
-	kt_buf compiler;      /* the compiler's identity, a key field */
-	kt_buf missing;       /* --require-hit: one line per shape that missed */
-	int nmissing;
+	kt_buf compiler;      /* the compiler's identity */
 	kt_buf refactor;      /* the template's kt refactor provenance for its records (empty: none) */
 	int refactor_read;
 } gen;
+
+/* The run: every kernel, the GPU here, the misses being tuned. */
+typedef struct run {
+	const kt_generate_opts *o;
+	gen *g;
+	int n;
+	int here, tune;       /* a GPU is here; tuning a miss is allowed */
+	kt_gpu_info info;
+	kt_buf missing;       /* --require-hit: one line per shape that missed */
+	int nmissing, nshapes;
+} run;
 
 static int64_t *shape_at(const gen *g, int i) { return g->shapes + (size_t)i * (size_t)g->t->nshapes; }
 static uint16_t *cfg_at(uint16_t *base, const gen *g, int i) { return base + (size_t)i * (size_t)g->t->nparams; }
 static kt_problem problem_at(const gen *g, int i) { return (kt_problem){g->t, shape_at(g, i), &g->target, &g->tc}; }
 
-static void note(gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(const kt_generate_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Passes a note to the caller (the command prints it), unless quiet. */
-static void note(gen *g, const char *fmt, ...)
+static void note(const kt_generate_opts *o, const char *fmt, ...)
 {
-	if (g->o->quiet || !g->o->note)
+	if (o->quiet || !o->note)
 		return;
 	kt_buf b = {0};
 	va_list ap;
 	va_start(ap, fmt);
 	kt_buf_vprintf(&b, fmt, ap);
 	va_end(ap);
-	g->o->note(g->o->note_ctx, b.data);
+	o->note(o->note_ctx, b.data);
 	kt_buf_free(&b);
 }
 
@@ -79,44 +88,68 @@ int kt_generate_parse_force(const char *spec, int nshapes, int *index, const cha
 	return 0;
 }
 
-/* ---- input ---------------------------------------------------------------------------- */
+/* ---- reading ---------------------------------------------------------------------------------- */
+
+static int check_kernel(const kt_generate_kernel *k, const kt_generate_opts *o, kt_err *err)
+{
+	if (!k->template_path || !k->template_path[0])
+		return kt_fail(err, "no template given (--template FILE)");
+	if (!k->name || !k->name[0])
+		return kt_fail(err, "no kernel name given (--name NAME)");
+	if (!kt_is_ident(k->name, strlen(k->name)))
+		return kt_fail(err, "--name '%s': not a C identifier (letters, digits and '_', not starting with a digit)",
+			       k->name);
+	if (!k->outdir || !k->outdir[0])
+		return kt_fail(err, "no output directory given (--out DIR)");
+	if (k->arch && k->arch[0] && kt_arch_check(k->arch, err) != 0)
+		return -1;
+	for (int i = 0; o->strategy && o->strategy[0] && strcmp(o->strategy, "auto"); i++) {
+		const char *name = kt_search_strategy_name(i);
+		if (!name)
+			return kt_fail(err, "--strategy '%s': not a search strategy (kt tune --help lists them)", o->strategy);
+		if (!strcmp(name, o->strategy))
+			break;
+	}
+	return 0;
+}
 
 static int parse_shapes(gen *g, kt_err *err)
 {
 	const kt_tmpl *t = g->t;
 	/* A template without shape symbols has one shape, the empty one. */
-	g->n = g->o->nshapes > 0 ? g->o->nshapes : (t->nshapes == 0 ? 1 : 0);
+	g->n = g->k->nshapes > 0 ? g->k->nshapes : (t->nshapes == 0 ? 1 : 0);
 	size_t ns = (size_t)(t->nshapes ? t->nshapes : 1), np = (size_t)(t->nparams ? t->nparams : 1);
 	g->shapes = kt_xcalloc((size_t)g->n + 1, ns * sizeof *g->shapes);
 	g->cfgs = kt_xcalloc((size_t)g->n + 1, np * sizeof *g->cfgs);
 	g->forced = kt_xcalloc((size_t)g->n + 1, np * sizeof *g->forced);
 	g->is_forced = kt_xcalloc((size_t)g->n + 1, sizeof *g->is_forced);
+	g->decided = kt_xcalloc((size_t)g->n + 1, sizeof *g->decided);
 	g->origin = kt_xcalloc((size_t)g->n + 1, sizeof *g->origin);
 	g->key = kt_xcalloc((size_t)g->n + 1, sizeof *g->key);
 	g->res = kt_xcalloc((size_t)g->n + 1, sizeof *g->res);
 	for (int i = 0; i < g->n; i++)
 		g->res[i].best = -1;
-	for (int i = 0; i < g->o->nshapes; i++) {
+	for (int i = 0; i < g->k->nshapes; i++) {
 		kt_err e = {0};
-		if (kt_tmpl_parse_shape(t, g->o->shapes[i], shape_at(g, i), &e) != 0)
-			return kt_fail(err, "--shape '%s': %s", g->o->shapes[i], e.msg);
+		if (kt_tmpl_parse_shape(t, g->k->shapes[i], shape_at(g, i), &e) != 0)
+			return kt_fail(err, "--shape '%s': %s", g->k->shapes[i], e.msg);
 	}
 	return 0;
 }
 
 static int parse_forced(gen *g, kt_err *err)
 {
-	for (int k = 0; k < g->o->nconfigs; k++) {
+	for (int k = 0; k < g->k->nconfigs; k++) {
 		int i = 0;
 		const char *text = NULL;
 		kt_err e = {0};
-		if (kt_generate_parse_force(g->o->configs[k], g->n, &i, &text, err) != 0)
+		if (kt_generate_parse_force(g->k->configs[k], g->n, &i, &text, err) != 0)
 			return -1;
 		if (kt_tmpl_parse_config(g->t, text, cfg_at(g->forced, g, i), &e) != 0)
-			return kt_fail(err, "--config '%s': %s", g->o->configs[k], e.msg);
+			return kt_fail(err, "--config '%s': %s", g->k->configs[k], e.msg);
 		if (!kt_space_feasible(g->t, shape_at(g, i), cfg_at(g->forced, g, i)))
-			return kt_fail(err, "--config '%s': the configuration is not feasible at shape %s", g->o->configs[k],
-				       g->o->shapes[i]);
+			return kt_fail(err, "--config '%s': the configuration is not feasible at shape %s", g->k->configs[k],
+				       g->k->shapes[i]);
 		g->is_forced[i] = 1;
 	}
 	return 0;
@@ -146,6 +179,27 @@ static int check_defaults(gen *g, kt_err *err)
 	return 0;
 }
 
+/* Parses and validates kernel g; -1 with err (and parser diagnostics in diags). */
+static int read_kernel(gen *g, kt_buf *diags, kt_err *err)
+{
+	const kt_generate_kernel *k = g->k;
+	if (check_kernel(k, g->o, err) != 0)
+		return -1;
+	kt_tmpl_opts to = {.types = k->types, .ntypes = k->ntypes, .arch = k->arch && k->arch[0] ? k->arch : NULL};
+	g->t = kt_tmpl_parse(k->template_path, &to, diags, err);
+	if (!g->t)
+		return -1;
+	if (parse_shapes(g, err) || parse_forced(g, err) || check_defaults(g, err))
+		return -1;
+	for (int i = 0; i < g->n; i++)
+		if (g->is_forced[i]) {
+			memcpy(cfg_at(g->cfgs, g, i), cfg_at(g->forced, g, i), (size_t)g->t->nparams * sizeof *g->cfgs);
+			g->origin[i] = "forced";
+			g->decided[i] = 1;
+		}
+	return 0;
+}
+
 /* ---- the cache ------------------------------------------------------------------------ */
 
 /* Cache warnings (a corrupt record, a failing remote) are shown even with --quiet. */
@@ -160,264 +214,265 @@ static void cache_warning(void *ctx, const char *msg)
 	kt_buf_free(&b);
 }
 
-/* A GPU on this machine: its identity is the keys' whatever the options say.  Tuning a miss is
- * allowed unless --no-tune or --require-hit (CI must not tune); read-only tunes but stores nothing. */
-static int local_gpu(gen *g)
+/* Opens kernel g's cache when keys can be made: with a GPU here, or with the target GPU named by
+ * --gpu / KT_GPU, whose identity comes from its records (a machine without a GPU, e.g. CI).
+ * Neither: nothing to look up. */
+static int open_cache(run *rn, gen *g, kt_err *err)
 {
-	char why[256];
-	kt_gpu_info info;
-	kt_err e = {0};
-	if (kt_tune_gpus(g->o->backend, why, sizeof why) <= 0 || kt_tune_gpu_info(g->o->backend, 0, &info, &e) != 0)
+	const kt_generate_opts *o = rn->o;
+	const kt_generate_kernel *k = g->k;
+	if (!rn->here && (!o->gpu || !o->gpu[0]))
 		return 0;
-	kt_target_from_info(&info, &g->target);
-	g->tune = !g->o->no_tune && !g->o->require_hit;
-	return 1;
-}
-
-/* Opens the cache when keys can be made: with a GPU here, or with the target GPU named by --gpu /
- * KT_GPU, whose identity comes from its records (a machine without a GPU, e.g. CI).  Neither:
- * nothing to look up. */
-static int open_cache(gen *g, kt_err *err)
-{
-	const kt_generate_opts *o = g->o;
-	int here = local_gpu(g);
-	if (!here && (!o->gpu || !o->gpu[0]))
-		return 0;
-	kt_cache_opts co = {.user_dir = o->cache_dir, .project_dir = o->project_cache, .remote = o->remote,
-			    .read_only = o->read_only, .retune = o->retune, .warn = cache_warning, .warn_ctx = g};
+	kt_cache_opts co = {.user_dir = k->cache_dir, .project_dir = k->project_cache, .remote = o->remote ? o->remote : "",
+			    .read_only = o->read_only, .retune = o->retune, .warn = cache_warning, .warn_ctx = g,
+			    .store_pause_ms = o->store_pause_ms};
 	g->cache = kt_cache_open(&co, err);
 	if (!g->cache)
 		return -1;
 	kt_gpu_id id;
-	if (!here && !kt_cache_find_gpu(g->cache, o->gpu, &id)) {
+	if (rn->here) {
+		kt_target_from_info(&rn->info, &g->target);
+	} else if (kt_cache_find_gpu(g->cache, o->gpu, &id)) {
+		kt_target_from_id(&id, &g->target);
+	} else {
 		kt_cache_close(g->cache, NULL);
 		g->cache = NULL;
 		if (o->require_hit)
 			return kt_fail(err, "--gpu '%s': no record in the user or project cache names this GPU, so its "
 				       "identity (and every key) is unknown; tune on that GPU and commit the records "
 				       "(kt cache promote)", o->gpu);
-		note(g, "kt: %s: no cached record names the GPU '%s': using the template defaults", o->name, o->gpu);
+		note(o, "kt: %s: no cached record names the GPU '%s': using the template defaults", k->name, o->gpu);
 		g->noted_default = 1;
 		return 0;
 	}
-	if (!here)
-		kt_target_from_id(&id, &g->target);
-	if (kt_key_compiler(o->nvcc && o->nvcc[0] ? o->nvcc : "nvcc", kt_cache_dir(g->cache, KT_TIER_USER),
+	if (kt_key_compiler(k->nvcc && k->nvcc[0] ? k->nvcc : "nvcc", kt_cache_dir(g->cache, KT_TIER_USER),
 			    !o->read_only, &g->compiler, err) != 0)
 		return -1;
-	g->tc = (kt_toolchain){o->nvcc, kt_buf_str(&g->compiler), o->arch ? o->arch : "", o->flags ? o->flags : ""};
+	g->tc = (kt_toolchain){k->nvcc, kt_buf_str(&g->compiler), k->arch ? k->arch : "", k->flags ? k->flags : ""};
 	return 0;
 }
 
 static const char *const cache_origin[KT_NTIERS] = {"cache:user", "cache:project", "cache:remote"};
 
-static int make_key(gen *g, int i, kt_key *k, kt_err *err)
-{
-	kt_problem p = problem_at(g, i);
-	return kt_key_make(&p, k, err);
-}
-
-/* Looks shape i up and sets g->key[i].  1 on a hit (cfg, g->origin[i] and the record's evaluations
- * in g->res[i] filled), 0 on a miss. */
-static int cached_config(gen *g, int i, uint16_t *cfg, kt_err *err)
+/* Looks shape i up and sets g->key[i]; on a hit decides it (configuration, origin, the record's
+ * evaluations in g->res[i]).  -1 on error. */
+static int lookup(gen *g, int i, kt_err *err)
 {
 	kt_key k = {0};
-	if (make_key(g, i, &k, err) != 0)
+	kt_problem p = problem_at(g, i);
+	if (kt_key_make(&p, &k, err) != 0)
 		return -1;
 	g->key[i] = kt_xstrdup(k.hex);
 	kt_tier tier;
-	kt_problem p = problem_at(g, i);
-	int hit = kt_cache_lookup(g->cache, &k, &p, cfg, &tier, &g->res[i]);
-	if (hit)
+	if (kt_cache_lookup(g->cache, &k, &p, cfg_at(g->cfgs, g, i), &tier, &g->res[i])) {
 		g->origin[i] = cache_origin[tier];
-	kt_key_free(&k);
-	return hit;
-}
-
-/* --require-hit: remembers a miss; every miss is reported together after the last shape. */
-static void add_missing(gen *g, int i)
-{
-	kt_buf_printf(&g->missing, "\n  %s ", g->o->name);
-	kt_tmpl_format_shape(g->t, shape_at(g, i), &g->missing);
-	kt_buf_printf(&g->missing, "  key %s", g->key[i] ? g->key[i] : "(none: no GPU identity)");
-	g->nmissing++;
-}
-
-static int report_missing(gen *g, kt_err *err)
-{
-	const char *gpu = g->o->gpu && g->o->gpu[0] ? g->o->gpu : NULL;
-	return kt_fail(err,
-		       "cache miss with --require-hit (KT_REQUIRE_CACHE_HIT): %d of %d shape%s of %s %s no cached "
-		       "configuration%s%s%s:%s\ntune them on a machine with that GPU and commit the records "
-		       "(kt cache promote), or compare the key fields with kt cache explain",
-		       g->nmissing, g->n, g->n == 1 ? "" : "s", g->o->name, g->nmissing == 1 ? "has" : "have",
-		       gpu ? " for GPU '" : " (no GPU here and no --gpu/KT_GPU)", gpu ? gpu : "", gpu ? "'" : "",
-		       kt_buf_str(&g->missing));
-}
-
-/* ---- tuning on a miss ------------------------------------------------------------------ */
-
-/* The model of KT_AGENT=llm, made once; without one (no endpoint) the rounds use the built-in
- * planner and say so in their notes. */
-static kt_llm *model(gen *g)
-{
-	kt_llm_config lc;
-	kt_err e = {0};
-	if (!g->llm_tried && (kt_llm_config_from_env(&lc, &e) != 0 || !(g->llm = kt_llm_new(&lc, &e))))
-		note(g, "kt: warning: %s: KT_AGENT=llm, but no model: %s; the built-in planner plans", g->o->name, e.msg);
-	g->llm_tried = 1;
-	return g->llm;
-}
-
-/* Tunes shape i into r: one kt_tune with KT_AGENT=off, else bounded rounds of tune -> plan ->
- * apply -> re-tune (rounds.h), whose choice must be one the template g->t can express (its
- * evaluations in g->t's indices, kt_rounds_result) and whose history is appended to history.
- * 0 with r filled (r->best -1 when nothing passed); -1 with err when tuning could not run. */
-static int tune_shape(gen *g, int i, const kt_tune_opts *to, kt_tune_result *r, kt_buf *history, kt_err *err)
-{
-	const kt_agent_cfg *ac = g->o->agent;
-	if (!ac || ac->mode == KT_AGENT_OFF)
-		return kt_tune(g->t, shape_at(g, i), to, r, err);
-	kt_llm *llm = ac->mode == KT_AGENT_LLM ? model(g) : NULL;
-	kt_rounds rs;
-	int n = g->o->agent_rounds > 0 ? g->o->agent_rounds : KT_GENERATE_ROUNDS;
-	if (kt_rounds_run(g->t, shape_at(g, i), to, ac, llm, &g->target, n, &rs, err) != 0) {
-		kt_rounds_free(&rs);
-		return -1;
+		g->decided[i] = 1;
 	}
-	uint16_t cfg[KT_MAX_SLOTS];
-	kt_buf why = {0};
-	int k = kt_rounds_choose(&rs, g->t, cfg, &why);
-	kt_rounds_result(&rs, g->t, k, cfg, r);
-	kt_rounds_json(&rs, history);
-	if (why.len)
-		note(g, "kt: %s: %s", g->o->name, kt_buf_str(&why));
-	kt_buf_free(&why);
-	kt_rounds_free(&rs);
+	kt_key_free(&k);
 	return 0;
 }
 
+/* --require-hit: remembers a miss; every miss is reported together after the last shape. */
+static void add_missing(run *rn, gen *g, int i)
+{
+	kt_buf_printf(&rn->missing, "\n  %s ", g->k->name);
+	kt_tmpl_format_shape(g->t, shape_at(g, i), &rn->missing);
+	kt_buf_printf(&rn->missing, "  key %s", g->key[i] ? g->key[i] : "(none: no GPU identity)");
+	rn->nmissing++;
+}
+
+static int report_missing(run *rn, kt_err *err)
+{
+	const char *gpu = rn->o->gpu && rn->o->gpu[0] ? rn->o->gpu : NULL;
+	kt_buf names = {0};
+	for (int j = 0; j < rn->n; j++)
+		kt_buf_printf(&names, "%s%s", j ? ", " : "", rn->g[j].k->name);
+	int rc = kt_fail(err,
+			 "cache miss with --require-hit (KT_REQUIRE_CACHE_HIT): %d of %d shape%s of %s %s no cached "
+			 "configuration%s%s%s:%s\ntune them on a machine with that GPU and commit the records "
+			 "(kt cache promote), or compare the key fields with kt cache explain",
+			 rn->nmissing, rn->nshapes, rn->nshapes == 1 ? "" : "s", kt_buf_str(&names),
+			 rn->nmissing == 1 ? "has" : "have", gpu ? " for GPU '" : " (no GPU here and no --gpu/KT_GPU)",
+			 gpu ? gpu : "", gpu ? "'" : "", kt_buf_str(&rn->missing));
+	kt_buf_free(&names);
+	return rc;
+}
+
+/* ---- tuning the misses ------------------------------------------------------------------ */
+
+/* A GPU on this machine: its identity is the keys' whatever the options say.  Tuning a miss is
+ * allowed unless --no-tune or --require-hit (CI must not tune); read-only tunes but stores nothing. */
+static void local_gpu(run *rn)
+{
+	char why[256];
+	kt_err e = {0};
+	const char *backend = rn->o->backend;
+	if (kt_tune_gpus(backend, why, sizeof why) <= 0 || kt_tune_gpu_info(backend, 0, &rn->info, &e) != 0)
+		return;
+	rn->here = 1;
+	rn->tune = !rn->o->no_tune && !rn->o->require_hit;
+}
+
 /* The "refactor" history of the records of a template that kt refactor wrote (provenance.h),
- * read at the first store; NULL for any other template.  The environment's API key is never
- * embedded. */
+ * read at the first store; NULL for any other template.  The key secret is never embedded. */
 static const char *refactor_history(gen *g)
 {
 	if (!g->refactor_read)
-		kt_provenance_json(g->t->path, g->t->src, g->t->srclen, kt_llm_env_key(), &g->refactor);
+		kt_provenance_json(g->t->path, g->t->src, g->t->srclen, g->o->secret, &g->refactor);
 	g->refactor_read = 1;
 	return g->refactor.len ? kt_buf_str(&g->refactor) : NULL;
 }
 
-/* Tunes shape i on this machine's GPU, stores the record and takes its choice.  1 when tuned;
- * 0 when tuning could not run or nothing passed (a note; the default is used); -1 on error. */
-static int tuned_config(gen *g, int i, uint16_t *cfg, kt_err *err)
+/* The planner of the rounds, as the options choose; NULL: one round. */
+static const kt_planner *planner(const kt_generate_opts *o, kt_agent_planner *ap, kt_planner *seam, kt_err *err)
+{
+	if (o->planner == KT_AGENT_OFF)
+		return NULL;
+	if (o->planner == KT_AGENT_BUILTIN)
+		return &kt_planner_builtin;
+	ap->cfg = o->agent;
+	ap->llm = o->llm ? kt_llm_new(o->llm, err) : NULL;
+	if (!ap->llm)
+		note(o, "kt: warning: KT_AGENT=llm, but no model: %s; the built-in planner plans", o->llm ? err->msg : o->llm_why);
+	*seam = kt_agent_planner_seam(ap);
+	return seam;
+}
+
+/* Takes a tuned shape's result: stores its record, decides the shape.  The rounds' choice must
+ * be one the template can express (its evaluations in the template's indices). */
+static void take_tuned(gen *g, int i, kt_rounds *rs, const kt_buf *label)
 {
 	const kt_generate_opts *o = g->o;
-	char *words = kt_xstrdup(o->flags ? o->flags : "");
-	const char **flags = kt_xcalloc(strlen(words) + 1, sizeof *flags);
-	int nflags = 0;
-	for (char *w = strtok(words, " \t"); w; w = strtok(NULL, " \t"))
-		flags[nflags++] = w;
-	kt_buf label = {0};
-	kt_buf_printf(&label, "%s ", o->name);
-	kt_tmpl_format_shape(g->t, shape_at(g, i), &label);
-	kt_progress pr;
-	kt_progress_init(&pr, o->quiet ? NULL : stderr, kt_buf_str(&label));
-	kt_tune_opts to = {.nvcc = o->nvcc, .arch = o->arch && o->arch[0] ? o->arch : NULL, .flags = flags, .nflags = nflags,
-			   .types = o->types, .ntypes = o->ntypes, .cache_dir = kt_cache_dir(g->cache, KT_TIER_USER),
-			   .seed = 1, .backend = o->backend, .progress = &pr, .strategy = o->strategy,
-			   .budget = o->budget == 0 ? KT_GENERATE_BUDGET : o->budget,
-			   .seconds = o->seconds == 0 ? KT_GENERATE_SECONDS : o->seconds};
+	uint16_t cfg[KT_MAX_SLOTS];
+	kt_buf why = {0}, history = {0};
+	int k = kt_rounds_choose(rs, g->t, cfg, &why);
 	kt_tune_result r;
-	kt_err te = {0};
-	kt_buf history = {0};
-	int rc = 0;
-	if (tune_shape(g, i, &to, &r, &history, &te) != 0) {
-		note(g, "kt: %s: tuning %s failed: %s; using the template defaults", o->name, kt_buf_str(&label), te.msg);
+	kt_rounds_result(rs, g->t, k, cfg, &r);
+	if (rs->n > 1 || o->planner != KT_AGENT_OFF)
+		kt_rounds_json(rs, &history);
+	if (why.len)
+		note(o, "kt: %s: %s", g->k->name, kt_buf_str(&why));
+	if (r.best < 0) {
+		note(o, "kt: %s: no configuration passed the check at %s; using the template defaults", g->k->name,
+		     kt_buf_str(label));
 		g->noted_default = 1;
-	} else if (r.best < 0) {
-		note(g, "kt: %s: no configuration passed the check at %s; using the template defaults", o->name,
-		     kt_buf_str(&label));
-		g->noted_default = 1;
+		kt_tune_result_free(&r);
 	} else {
-		kt_key k = {0};
-		rc = make_key(g, i, &k, err);
-		kt_record_history h = {refactor_history(g), history.len ? kt_buf_str(&history) : NULL};
+		kt_key key = {0};
+		kt_err e = {0};
 		kt_problem p = problem_at(g, i);
-		if (rc == 0 && kt_cache_store(g->cache, &k, &p, &r, &h, &te) != 0)
-			note(g, "kt: warning: %s: the tuned record was not stored: %s", o->name, te.msg);
-		if (rc == 0) {
-			memcpy(cfg, r.evals[r.best].cfg, (size_t)g->t->nparams * sizeof *cfg);
-			g->origin[i] = "tuned";
-			g->res[i] = r; /* kept for the robust fallback */
-			memset(&r, 0, sizeof r);
-			rc = 1;
-		}
-		kt_key_free(&k);
+		kt_record_history h = {refactor_history(g), history.len ? kt_buf_str(&history) : NULL};
+		if (kt_key_make(&p, &key, &e) != 0 || kt_cache_store(g->cache, &key, &p, &r, &h, &e) != 0)
+			note(o, "kt: warning: %s: the tuned record was not stored: %s", g->k->name, e.msg);
+		kt_key_free(&key);
+		memcpy(cfg_at(g->cfgs, g, i), r.evals[r.best].cfg, (size_t)g->t->nparams * sizeof *cfg);
+		g->origin[i] = "tuned";
+		g->decided[i] = 1;
+		g->res[i] = r; /* kept for the robust fallback */
 	}
-	kt_tune_result_free(&r);
+	kt_buf_free(&why);
 	kt_buf_free(&history);
-	kt_buf_free(&label);
-	free(flags);
-	free(words);
-	return rc;
 }
 
-/* ---- the decision --------------------------------------------------------------------- */
-
-/* Chooses the configuration of shape i: fills cfg, g->origin[i] and g->key[i].
- * Order: forced by --config; else a cache hit; else (a miss) tuned when a GPU is here and tuning
- * is allowed (stored in the cache); else the template default, with a note
- * once per kernel, or with --require-hit a miss remembered for the error after the last shape. */
-static int choose_config(gen *g, int i, uint16_t *cfg, kt_err *err)
+/* Tunes every miss of every kernel in one batch (each warm-started from its template's records)
+ * and takes the results. */
+static int tune_misses(run *rn, kt_err *err)
 {
-	const kt_tmpl *t = g->t;
-	if (g->is_forced[i]) {
-		memcpy(cfg, cfg_at(g->forced, g, i), (size_t)t->nparams * sizeof *cfg);
-		g->origin[i] = "forced";
-		return 0;
+	const kt_generate_opts *o = rn->o;
+	kt_rounds_task *tasks = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *tasks);
+	int *tg = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *tg), *ts = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *ts);
+	kt_progress *pr = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *pr);
+	kt_buf *labels = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *labels);
+	uint16_t **seeds = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *seeds);
+	size_t n = 0;
+	for (int j = 0; j < rn->n; j++) {
+		gen *g = &rn->g[j];
+		const char *dirs[2] = {kt_cache_dir(g->cache, KT_TIER_USER), kt_cache_dir(g->cache, KT_TIER_PROJECT)};
+		for (int i = 0; g->cache && i < g->n; i++) {
+			if (g->decided[i])
+				continue;
+			kt_buf_printf(&labels[n], "%s ", g->k->name);
+			kt_tmpl_format_shape(g->t, shape_at(g, i), &labels[n]);
+			kt_progress_init(&pr[n], o->quiet ? NULL : stderr, kt_buf_str(&labels[n]));
+			tasks[n] = (kt_rounds_task){.p = problem_at(g, i), .label = kt_buf_str(&labels[n]), .progress = &pr[n]};
+			kt_buf why = {0};
+			kt_transfer_seeds(&tasks[n].p, dirs, 2, &seeds[n], &tasks[n].nseeds, &why);
+			tasks[n].seeds = seeds[n];
+			if (tasks[n].nseeds)
+				note(o, "kt: %s: warm start from %zu configuration%s of %s", kt_buf_str(&labels[n]), tasks[n].nseeds,
+				     tasks[n].nseeds == 1 ? "" : "s", kt_buf_str(&why));
+			kt_buf_free(&why);
+			tg[n] = j;
+			ts[n++] = i;
+		}
 	}
-	int hit = g->cache ? cached_config(g, i, cfg, err) : 0;
-	if (hit != 0)
-		return hit < 0 ? -1 : 0;
-	int tuned = g->tune && g->cache ? tuned_config(g, i, cfg, err) : 0;
-	if (tuned != 0)
-		return tuned < 0 ? -1 : 0;
-	if (g->o->require_hit)
-		add_missing(g, i);
-	kt_tmpl_default_config(t, cfg);
-	g->origin[i] = "default";
-	if (!g->noted_default && !g->o->require_hit) {
-		note(g, "kt: %s: %s and no cached configuration: using the template defaults", g->o->name,
-		     g->cache ? "tuning is off (--no-tune)" : "no GPU");
-		g->noted_default = 1;
+	kt_progress batch;
+	kt_buf blabel = {0};
+	kt_buf_printf(&blabel, "%s", n == 1 ? kt_buf_str(&labels[0]) : "");
+	if (n > 1)
+		kt_buf_printf(&blabel, "%zu shapes", n);
+	kt_progress_init(&batch, o->quiet ? NULL : stderr, kt_buf_str(&blabel));
+	kt_ceilings ceil = {0};
+	kt_cache *c0 = n ? rn->g[tg[0]].cache : NULL; /* the GPU's measured ceilings, kept in the user cache */
+	if (c0)
+		kt_cache_ceilings(c0, &rn->g[tg[0]].target.id, &ceil);
+	kt_tune_opts to = {.backend = o->backend, .seed = 1, .strategy = o->strategy, .tmpdir = o->tmpdir,
+			   .budget = o->budget == 0 ? KT_GENERATE_BUDGET : o->budget,
+			   .seconds = o->seconds == 0 ? KT_GENERATE_SECONDS : o->seconds, .progress = &batch,
+			   .ceilings = &ceil};
+	kt_agent_planner ap = {0};
+	kt_planner seam;
+	kt_err pe = {0};
+	const kt_planner *pl = n ? planner(o, &ap, &seam, &pe) : NULL;
+	int rounds = o->rounds > 0 ? o->rounds : KT_GENERATE_ROUNDS;
+	kt_err te = {0};
+	int rc = n ? kt_rounds_run(tasks, n, &to, pl, pl ? rounds : 1, &te) : 0;
+	if (n && rc == 0 && c0)
+		kt_cache_ceilings_store(c0, &rn->g[tg[0]].target.id, &ceil);
+	for (size_t m = 0; m < n; m++) {
+		gen *g = &rn->g[tg[m]];
+		if (rc != 0 || tasks[m].rc != 0) {
+			note(o, "kt: %s: tuning %s failed: %s; using the template defaults", g->k->name, kt_buf_str(&labels[m]),
+			     rc ? te.msg : tasks[m].err.msg);
+			g->noted_default = 1;
+		} else {
+			take_tuned(g, ts[m], &tasks[m].out, &labels[m]);
+		}
+		kt_rounds_free(&tasks[m].out);
+		kt_buf_free(&labels[m]);
+		free(seeds[m]);
 	}
+	kt_llm_free(ap.llm);
+	kt_buf_free(&blabel);
+	free(tasks);
+	free(tg);
+	free(ts);
+	free(pr);
+	free(labels);
+	free(seeds);
+	(void)err;
 	return 0;
 }
 
-/* ---- the run -------------------------------------------------------------------------- */
+/* ---- the decision and the output ---------------------------------------------------------- */
 
-static int check_opts(const kt_generate_opts *o, kt_err *err)
+/* The shapes nothing decided: with --require-hit a miss for the error, else the template
+ * default with a note once per kernel. */
+static void default_rest(run *rn, gen *g)
 {
-	if (!o->template_path || !o->template_path[0])
-		return kt_fail(err, "no template given (--template FILE)");
-	if (!o->name || !o->name[0])
-		return kt_fail(err, "no kernel name given (--name NAME)");
-	if (!kt_is_ident(o->name, strlen(o->name)))
-		return kt_fail(err, "--name '%s': not a C identifier (letters, digits and '_', not starting with a digit)",
-			       o->name);
-	if (!o->outdir || !o->outdir[0])
-		return kt_fail(err, "no output directory given (--out DIR)");
-	if (o->arch && o->arch[0] && kt_arch_check(o->arch, err) != 0)
-		return -1;
-	for (int i = 0; o->strategy && o->strategy[0] && strcmp(o->strategy, "auto"); i++) {
-		const char *name = kt_search_strategy_name(i);
-		if (!name)
-			return kt_fail(err, "--strategy '%s': not a search strategy (kt tune --help lists them)", o->strategy);
-		if (!strcmp(name, o->strategy))
-			break;
+	for (int i = 0; i < g->n; i++) {
+		if (g->decided[i])
+			continue;
+		if (rn->o->require_hit)
+			add_missing(rn, g, i);
+		kt_tmpl_default_config(g->t, cfg_at(g->cfgs, g, i));
+		g->origin[i] = "default";
+		if (!g->noted_default && !rn->o->require_hit) {
+			note(rn->o, "kt: %s: %s and no cached configuration: using the template defaults", g->k->name,
+			     g->cache ? "tuning is off (--no-tune)" : "no GPU");
+			g->noted_default = 1;
+		}
 	}
-	return 0;
 }
 
 /* The fallback of the launcher (runtime shapes that no tuned shape fits): the configuration with
@@ -438,14 +493,14 @@ static const uint16_t *robust_fallback(gen *g, uint16_t *cfg)
 	return ok ? cfg : NULL;
 }
 
-static int emit_all(gen *g, kt_err *err)
+static int emit_kernel(gen *g, kt_err *err)
 {
 	kt_choice *ch = kt_xcalloc((size_t)g->n + 1, sizeof *ch);
 	for (int i = 0; i < g->n; i++)
 		ch[i] = (kt_choice){shape_at(g, i), cfg_at(g->cfgs, g, i), g->origin[i], g->key[i]};
 	uint16_t robust[KT_MAX_SLOTS];
 	const uint16_t *fb = robust_fallback(g, robust);
-	kt_emit_opts eo = {.name = g->o->name, .outdir = g->o->outdir, .nchoices = g->n, .choices = ch,
+	kt_emit_opts eo = {.name = g->k->name, .outdir = g->k->outdir, .nchoices = g->n, .choices = ch,
 			   .fallback = fb, .fallback_origin = fb ? "robust" : "default"};
 	int rc = kt_emit(g->t, &eo, err);
 	free(ch);
@@ -461,40 +516,65 @@ static void gen_free(gen *g)
 	free(g->key);
 	free(g->res);
 	free(g->origin);
+	free(g->decided);
 	free(g->is_forced);
 	free(g->forced);
 	free(g->cfgs);
 	free(g->shapes);
 	kt_tmpl_free(g->t);
-	kt_llm_free(g->llm);
 	kt_cache_close(g->cache, NULL); /* statistics are best effort: a failure to count fails nothing */
 	kt_buf_free(&g->compiler);
-	kt_buf_free(&g->missing);
 	kt_buf_free(&g->refactor);
+}
+
+/* Reads every kernel; with several, each error names its kernel and all are reported. */
+static int read_all(run *rn, kt_buf *diags, kt_err *err)
+{
+	int bad = 0;
+	kt_buf all = {0};
+	for (int j = 0; j < rn->n; j++) {
+		gen *g = &rn->g[j];
+		kt_err e = {0};
+		if (read_kernel(g, diags, &e) == 0) {
+			rn->nshapes += g->n;
+			continue;
+		}
+		if (!bad++)
+			*err = e;
+		kt_buf_printf(&all, "%s%s: %s", all.len ? "\n" : "", g->k->name ? g->k->name : "(no name)", e.msg);
+	}
+	if (bad > 1)
+		kt_fail(err, "%d of %d kernels have errors:\n%s", bad, rn->n, kt_buf_str(&all));
+	kt_buf_free(&all);
+	return bad ? -1 : 0;
 }
 
 int kt_generate(const kt_generate_opts *o, kt_buf *diags, kt_err *err)
 {
-	if (check_opts(o, err) != 0)
-		return -1;
-	kt_tmpl_opts to = {.types = o->types, .ntypes = o->ntypes, .arch = o->arch && o->arch[0] ? o->arch : NULL};
-	gen g = {.o = o};
-	g.t = kt_tmpl_parse(o->template_path, &to, diags, err);
-	if (!g.t)
-		return -1;
-	int rc = parse_shapes(&g, err);
+	run rn = {.o = o, .n = o->nkernels};
+	rn.g = kt_xcalloc((size_t)rn.n + 1, sizeof *rn.g);
+	for (int j = 0; j < rn.n; j++)
+		rn.g[j] = (gen){.k = &o->kernels[j], .o = o};
+	int rc = rn.n > 0 ? read_all(&rn, diags, err) : kt_fail(err, "no kernel to generate");
 	if (rc == 0)
-		rc = parse_forced(&g, err);
-	if (rc == 0)
-		rc = check_defaults(&g, err);
-	if (rc == 0)
-		rc = open_cache(&g, err);
-	for (int i = 0; rc == 0 && i < g.n; i++)
-		rc = choose_config(&g, i, cfg_at(g.cfgs, &g, i), err);
-	if (rc == 0 && g.nmissing)
-		rc = report_missing(&g, err);
-	if (rc == 0)
-		rc = emit_all(&g, err);
-	gen_free(&g);
+		local_gpu(&rn);
+	for (int j = 0; rc == 0 && j < rn.n; j++)
+		rc = open_cache(&rn, &rn.g[j], err);
+	for (int j = 0; rc == 0 && j < rn.n; j++)
+		for (int i = 0; rc == 0 && rn.g[j].cache && i < rn.g[j].n; i++)
+			if (!rn.g[j].decided[i])
+				rc = lookup(&rn.g[j], i, err);
+	if (rc == 0 && rn.tune)
+		rc = tune_misses(&rn, err);
+	for (int j = 0; rc == 0 && j < rn.n; j++)
+		default_rest(&rn, &rn.g[j]);
+	if (rc == 0 && rn.nmissing)
+		rc = report_missing(&rn, err);
+	for (int j = 0; rc == 0 && j < rn.n; j++)
+		rc = emit_kernel(&rn.g[j], err);
+	for (int j = 0; j < rn.n; j++)
+		gen_free(&rn.g[j]);
+	free(rn.g);
+	kt_buf_free(&rn.missing);
 	return rc;
 }

@@ -1,23 +1,26 @@
-/* generate.h - `kt generate`: from a template and its shapes to the emitted sources.
+/* generate.h - `kt generate`: from templates and their shapes to the emitted sources.
  *
- * The steps: parse the template and each shape; check that the template's default
- * configuration is feasible at every shape (it is what ships when nothing better is known);
- * choose a configuration per shape (forced by the caller, found in a cache, tuned on this GPU,
- * or the default); emit (emit.h).  Nothing is written unless every step before emit succeeded.
+ * One run generates one or more kernels (a CMake configure hands over every
+ * kt_add_tuned_kernel() call at once).  The steps: parse each template and shape and check that
+ * the template's default configuration is feasible at every shape (it is what ships when nothing
+ * better is known); look every shape up in the caches; tune all the misses of all kernels together
+ * in one pipeline (rounds.h, tune.h), each warm-started from what the caches know of its template
+ * (transfer.h); store their records; emit each kernel (emit.h).  Nothing is written unless every
+ * kernel's input is valid; a kernel whose tuning fails gets its template's defaults and a note.
  */
 #ifndef KT_GENERATE_H
 #define KT_GENERATE_H
 
+#include "agent.h"
+#include "llm.h"
 #include "util.h"
-
-struct kt_agent_cfg;
 
 /* A GPU present on this machine always gives the keys their GPU identity (also with --no-tune and
  * --require-hit, which only forbid tuning a miss); --gpu / KT_GPU names the target when none is.
  */
 
-/* Every option of `kt generate`.  Strings are borrowed; NULL (or 0) means "not given". */
-typedef struct kt_generate_opts {
+/* One kernel (one kt_add_tuned_kernel call).  Strings are borrowed; NULL (or 0) is "not given". */
+typedef struct kt_generate_kernel {
 	const char *template_path;
 	const char *name;            /* C identifier: the launcher is kt_<name> */
 	const char *outdir;
@@ -27,31 +30,43 @@ typedef struct kt_generate_opts {
 	int ntypes;
 	const char *const *configs;  /* "INDEX:BLOCK=128,VEC=4": force shape INDEX's configuration */
 	int nconfigs;
-
 	const char *arch;            /* "90" (compute capability digits) */
 	const char *nvcc;            /* path or name of nvcc */
 	const char *flags;           /* extra code-generation flags, one string */
-	const char *cache_dir;       /* the user's cache; else $KT_CACHE_DIR */
+	const char *cache_dir;       /* the user's cache (the command resolves the default) */
 	const char *project_cache;   /* the project's committed cache directory */
-	const char *remote;          /* remote cache URL; else $KT_REMOTE_CACHE */
-	const char *gpu;             /* target GPU name when none is present; else $KT_GPU */
+} kt_generate_kernel;
+
+/* Everything else: the same for every kernel of the run. */
+typedef struct kt_generate_opts {
+	const kt_generate_kernel *kernels;
+	int nkernels;
+	const char *remote;          /* remote cache URL, or NULL */
+	const char *gpu;             /* target GPU name when none is present */
 	const char *retune;          /* NULL: use hits; "" or "*": re-tune all; else a name pattern */
 	int require_hit;             /* a cache miss is an error (CI); never tunes */
 	int read_only;               /* never write a cache tier; a miss is still tuned with a GPU, not stored */
 	int no_tune;                 /* never tune, even with a GPU */
-	const char *backend;         /* GPU backend (tune.h): NULL is "cuda"; "fake" for tests only */
+	const char *backend;         /* GPU backend (tune.h): NULL is "cuda"; "fake" in test builds */
+	const char *tmpdir;          /* where temporary work directories go; NULL: /tmp */
+	long store_pause_ms;         /* tests only: a cache store waits this long before its rename */
 	/* The budget of one tuning round of a shape on a miss (tune.h): evaluations and wall seconds
-	 * (0: the defaults below; < 0: no limit), and the search strategy (NULL: auto).  With a
-	 * planner a shape takes at most agent_rounds such rounds. */
+	 * (0: the defaults below; < 0: no limit), and the search strategy (NULL: auto). */
 	long budget;
 	double seconds;
 	const char *strategy;
-	/* The planner between tuning rounds (agent.h; KT_AGENT): off or NULL tunes a miss once; builtin
-	 * or llm runs at most agent_rounds rounds of tune -> plan -> apply -> re-tune (rounds.h; 0:
-	 * KT_GENERATE_ROUNDS) and keeps their history in the record.  A hit never calls the planner.
-	 * The records of a template that kt refactor wrote also say so (provenance.h). */
-	const struct kt_agent_cfg *agent;
-	int agent_rounds;
+	/* The planner between tuning rounds of a miss: off tunes once; builtin or llm run at most
+	 * rounds (0: KT_GENERATE_ROUNDS) rounds of tune -> plan -> apply -> re-tune (rounds.h) and
+	 * keep their history in the record.  A hit never calls the planner.  With llm, the model is
+	 * made at the first miss from llm (NULL: none, and llm_why says why; the built-in planner
+	 * plans then).  The records of a template that kt refactor wrote also say so (provenance.h),
+	 * without the key secret. */
+	kt_agent_mode planner;
+	int rounds;
+	kt_agent_cfg agent;
+	const kt_llm_config *llm;
+	const char *llm_why;
+	const char *secret;
 	int quiet;                   /* no notes */
 	void (*note)(void *ctx, const char *msg); /* notes for the user ("using the template defaults"); may be NULL */
 	void *note_ctx;

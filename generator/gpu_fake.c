@@ -19,7 +19,7 @@
  *   fake-best: P=V          each such line whose `#define P V` is missing adds 25% to the time
  *
  * Time is a fake clock that launches and copies advance, so events measure it exactly.
- * KT_FAKE_GPUS sets the number of devices (default 1).
+ * KT_FAKE_GPUS sets the number of devices (default 1); KT_FAKE_LOG a file that logs the launches.
  */
 #include "gpu.h"
 
@@ -347,6 +347,18 @@ static void run_scale(fake_fn *f, void **params)
 		out[n / 2] += 1.0f;
 }
 
+/* KT_FAKE_LOG names a file that gets a line per launch of a variant, "launch NAME n=N", so that
+ * tests can see which problem the GPU worked on when. */
+static void log_launch(const fake_fn *f, void **params)
+{
+	const char *path = getenv("KT_FAKE_LOG");
+	FILE *log = path && *path ? fopen(path, "a") : NULL;
+	if (!log)
+		return;
+	fprintf(log, "launch %s n=%d\n", f->name, *(int *)params[2]);
+	fclose(log);
+}
+
 static int fake_launch(kt_gpu *base, void *fn, const int64_t grid[3], const int64_t block[3], int64_t smem,
 		       void **params, kt_err *err)
 {
@@ -381,6 +393,7 @@ static int fake_launch(kt_gpu *base, void *fn, const int64_t grid[3], const int6
 	}
 	run_scale(f, params);
 	g->clock_us += f->time_us;
+	log_launch(f, params);
 	return 0;
 }
 

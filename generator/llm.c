@@ -51,60 +51,6 @@ void kt_llm_config_defaults(kt_llm_config *c)
 	};
 }
 
-static const char *env_first(const char *a, const char *b)
-{
-	const char *v = getenv(a);
-	if ((!v || !*v) && b)
-		v = getenv(b);
-	return v && *v ? v : NULL;
-}
-
-const char *kt_llm_env_key(void) { return env_first("KT_LLM_API_KEY", "OPENAI_API_KEY"); }
-
-/* Reads a non-negative number of seconds from the environment into milliseconds. */
-static int env_seconds(const char *name, long *ms, kt_err *err)
-{
-	const char *v = getenv(name);
-	if (!v || !*v)
-		return 0;
-	char *end;
-	errno = 0;
-	double s = strtod(v, &end);
-	if (errno || *end || !(s >= 0) || s > 86400.0)
-		return kt_fail(err, "%s='%s' is not a number of seconds (0 to 86400)", name, v);
-	*ms = (long)llround(s * 1000.0);
-	return 0;
-}
-
-static int env_count(const char *name, int *n, kt_err *err)
-{
-	const char *v = getenv(name);
-	if (!v || !*v)
-		return 0;
-	int64_t x;
-	if (kt_parse_i64(v, strlen(v), &x) || x < 0 || x > 100)
-		return kt_fail(err, "%s='%s' is not a count from 0 to 100", name, v);
-	*n = (int)x;
-	return 0;
-}
-
-int kt_llm_config_from_env(kt_llm_config *c, kt_err *err)
-{
-	kt_llm_config_defaults(c);
-	c->base_url = env_first("KT_LLM_BASE_URL", "OPENAI_BASE_URL");
-	c->model = env_first("KT_LLM_MODEL", NULL);
-	c->api_key = kt_llm_env_key();
-	if (env_seconds("KT_LLM_TIMEOUT", &c->timeout_ms, err) ||
-	    env_seconds("KT_LLM_CONNECT_TIMEOUT", &c->connect_timeout_ms, err) ||
-	    env_seconds("KT_LLM_MAX_WAIT", &c->max_wait_ms, err) || env_count("KT_LLM_RETRIES", &c->max_retries, err))
-		return -1;
-	if (!c->base_url)
-		return kt_fail(err, "no LLM endpoint: set KT_LLM_BASE_URL (or OPENAI_BASE_URL), e.g. "
-				    "http://127.0.0.1:8080/v1");
-	if (!c->model)
-		return kt_fail(err, "no LLM model: set KT_LLM_MODEL");
-	return 0;
-}
 
 /* ---- redaction ---- */
 

@@ -32,17 +32,8 @@ typedef struct kt_llm_config {
 	long max_tokens;         /* <= 0: not sent */
 } kt_llm_config;
 
-/* Defaults, then the environment: KT_LLM_BASE_URL (else OPENAI_BASE_URL), KT_LLM_MODEL,
- * KT_LLM_API_KEY (else OPENAI_API_KEY), KT_LLM_TIMEOUT and KT_LLM_CONNECT_TIMEOUT (seconds,
- * fractions allowed), KT_LLM_RETRIES, KT_LLM_MAX_WAIT (seconds).  The strings point into the
- * environment.  Fails (naming the variable) when the endpoint or the model is missing, or when a
- * number does not parse. */
-int kt_llm_config_from_env(kt_llm_config *c, kt_err *err);
 /* The defaults alone (no endpoint, no model). */
 void kt_llm_config_defaults(kt_llm_config *c);
-/* The API key that the environment sets (KT_LLM_API_KEY, else OPENAI_API_KEY), or NULL: what
- * must never be written anywhere, also where no model is called. */
-const char *kt_llm_env_key(void);
 
 typedef struct kt_llm_msg {
 	const char *role; /* "system", "user" or "assistant" */

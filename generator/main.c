@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "cmd_env.h"
 #include "util.h"
 
 struct subcommand {
@@ -15,6 +16,7 @@ struct subcommand {
 static const struct subcommand commands[] = {
 	{"cache", kt_cmd_cache, "inspect and maintain the tuning cache (stats, ls, show, explain, verify, gc, promote)"},
 	{"check", kt_cmd_check, "validate a template; count its combinations and feasible configurations"},
+	{"env", kt_cmd_env, "list the environment variables kt reads, their meaning and their values here"},
 	{"generate", kt_cmd_generate, "emit the tuned variants, the launcher and the manifest for a kernel"},
 	{"refactor", kt_cmd_refactor, "refactor a plain CUDA kernel into a template with an LLM (stage 1)"},
 	{"space", kt_cmd_space, "list the feasible configurations of a template at a shape"},

@@ -355,3 +355,13 @@ int kt_planner_apply(const kt_tmpl *t, const kt_plan *plan, kt_buf *text, kt_err
 		return kt_fail_internal(err, "%s: no @kt directive to place the planner's changes after", t->path);
 	return 0;
 }
+
+static int builtin_plan(void *ctx, const kt_problem *p, const kt_tune_result *r, kt_plan *out, char **revision,
+			kt_buf *note, kt_buf *transcript, kt_err *err)
+{
+	(void)ctx, (void)note, (void)transcript;
+	*revision = NULL;
+	return kt_planner_propose(p->tmpl, p->shape, p->target, r->evals, r->nevals, out, err);
+}
+
+const kt_planner kt_planner_builtin = {"builtin", builtin_plan, NULL};

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "problem.h"
 #include "result.h"
 #include "target.h"
 #include "tmpl.h"
@@ -43,6 +44,20 @@ typedef struct kt_plan {
 	size_t n;
 	kt_proposal *props;
 } kt_plan;
+
+/* The seam through which the tuning rounds (rounds.h) ask for a plan: after a round's result r of
+ * problem p, a plan of proposals (out) or a whole revised template (*revision, malloc'ed, owned by
+ * the caller), or neither; notes for the user and a transcript (JSON) appended to note and
+ * transcript.  -1 with err when the planner itself failed. */
+typedef struct kt_planner {
+	const char *name;
+	int (*plan)(void *ctx, const kt_problem *p, const kt_tune_result *r, kt_plan *out, char **revision,
+		    kt_buf *note, kt_buf *transcript, kt_err *err);
+	void *ctx;
+} kt_planner;
+
+/* The built-in planner behind the seam (kt_planner_propose; ctx unused). */
+extern const kt_planner kt_planner_builtin;
 
 /* Proposes changes from evals[0..n) of template t at shape on gpu (NULL: kt_target_common).
  * out->n == 0 when there is nothing to change. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proc.h"
 
@@ -75,26 +76,11 @@ static int start_worker(kt_pool *p, pw *w, kt_err *err)
 	char gpu[16], seed[32];
 	snprintf(gpu, sizeof gpu, "%d", w->gpu);
 	snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
-	const char **argv = kt_xcalloc(16 + 2 * (size_t)o->ntypes, sizeof *argv);
-	int a = 0;
-	argv[a++] = o->exe;
-	argv[a++] = "worker";
-	argv[a++] = "--backend";
-	argv[a++] = o->backend ? o->backend : "cuda";
-	argv[a++] = "--gpu";
-	argv[a++] = gpu;
-	argv[a++] = "--template";
-	argv[a++] = o->tmpl_path;
-	argv[a++] = "--shape";
-	argv[a++] = o->shape;
-	argv[a++] = "--seed";
-	argv[a++] = seed;
-	for (int i = 0; i < o->ntypes; i++) {
-		argv[a++] = "--type";
-		argv[a++] = o->types[i];
-	}
+	char parent[32];
+	snprintf(parent, sizeof parent, "%ld", (long)getpid());
+	const char *argv[] = {o->exe, "worker", "--backend", o->backend ? o->backend : "cuda", "--gpu", gpu,
+			      "--seed", seed, "--parent", parent, NULL};
 	int rc = kt_proc_spawn(&w->proc, (char *const *)argv, 1, o->log, err);
-	free(argv);
 	if (rc)
 		return -1;
 	int r = kt_proc_readline(&w->proc, &p->line, start_timeout(p));
@@ -119,8 +105,6 @@ kt_pool *kt_pool_new(const kt_worker_opts *o, const int *gpus, int ngpus, kt_err
 	kt_pool *p = kt_xcalloc(1, sizeof *p);
 	p->o = *o; /* the strings are copied: workers are restarted long after the caller's stack is gone */
 	p->o.exe = kt_xstrdup(o->exe);
-	p->o.tmpl_path = kt_xstrdup(o->tmpl_path);
-	p->o.shape = kt_xstrdup(o->shape);
 	p->o.backend = o->backend ? kt_xstrdup(o->backend) : NULL;
 	p->o.log = o->log ? kt_xstrdup(o->log) : NULL;
 	p->n = ngpus;
@@ -305,8 +289,6 @@ void kt_pool_free(kt_pool *p)
 	free(p->setup_reply);
 	free(p->w);
 	free((char *)p->o.exe);
-	free((char *)p->o.tmpl_path);
-	free((char *)p->o.shape);
 	free((char *)p->o.backend);
 	free((char *)p->o.log);
 	kt_buf_free(&p->line);

@@ -123,10 +123,18 @@ int kt_proc_readline(kt_proc *p, kt_buf *line, double timeout_s)
 int kt_proc_wait(kt_proc *p, double timeout_s, int *status)
 {
 	double deadline = kt_now() + timeout_s;
+	if (p->pid <= 0 && p->exited) { /* reaped by an earlier wait */
+		*status = p->status;
+		return 1;
+	}
+	if (p->pid <= 0)
+		return -1;
 	for (;;) {
 		pid_t r = waitpid(p->pid, status, timeout_s < 0 ? 0 : WNOHANG);
 		if (r == p->pid) {
 			p->pid = 0;
+			p->exited = 1;
+			p->status = *status;
 			return 1;
 		}
 		if (r < 0 && errno != EINTR)

@@ -16,6 +16,7 @@ typedef struct kt_proc {
 	int fd;     /* our end of the child's stdin/stdout; -1 when not talking to it */
 	kt_buf in;  /* bytes read from the child, not yet taken as lines */
 	int eof;
+	int exited, status; /* reaped by kt_proc_wait, with this wait status (a later wait returns it) */
 } kt_proc;
 
 /* Starts argv[0] (searched in PATH when it has no '/').  talk: connect its stdin and stdout to
@@ -36,8 +37,8 @@ int kt_proc_pump(kt_proc *p);
 /* Takes one buffered line, if there is one (1), else 0. */
 int kt_proc_take_line(kt_proc *p, kt_buf *line);
 
-/* Waits for the child to exit, up to timeout_s (< 0: forever).  1 when it exited (*status
- * holds the wait status), 0 on timeout, -1 on error. */
+/* Waits for the child to exit, up to timeout_s (< 0: forever; 0: a probe).  1 when it exited
+ * (*status holds the wait status; also on every later call), 0 on timeout, -1 on error. */
 int kt_proc_wait(kt_proc *p, double timeout_s, int *status);
 
 /* Kills the child (SIGKILL), reaps it and closes the channel.  Safe to call twice. */

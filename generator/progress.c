@@ -29,33 +29,54 @@ static void put_best(FILE *f, double best_us, double floor_us)
 		fprintf(f, " (%.0f%% of floor)", 100.0 * floor_us / best_us);
 }
 
-void kt_progress_update(kt_progress *p, size_t done, size_t planned, size_t failed, double best_us, double floor_us)
+void kt_progress_update(kt_progress *p, size_t done, size_t planned, const size_t *counts, double best_us,
+			double floor_us, size_t problems, size_t problems_done)
 {
 	double now = kt_now();
-	if (!p->f || now - p->last < (p->tty ? TTY_INTERVAL_S : PLAIN_INTERVAL_S))
+	if (!p || !p->f || now - p->last < (p->tty ? TTY_INTERVAL_S : PLAIN_INTERVAL_S))
 		return;
 	p->last = now;
+	char failed[160];
+	kt_failures_format(counts, failed, sizeof failed);
 	if (p->tty)
 		fputs("\r\033[K", p->f);
-	fprintf(p->f, "kt: tuning %s: %zu/%zu evaluated, %zu failed", p->label, done, planned, failed);
-	put_best(p->f, best_us, floor_us);
-	if (done > 0 && planned > done)
-		fprintf(p->f, ", about %.0f s left", (now - p->start) / (double)done * (double)(planned - done));
+	fprintf(p->f, "kt: tuning %s: ", p->label);
+	if (problems > 1)
+		fprintf(p->f, "%zu/%zu done, ", problems_done, problems);
+	fprintf(p->f, "%zu evaluated (%.0f/s), %s", done, now > p->start ? (double)done / (now - p->start) : 0.0, failed);
+	if (problems <= 1)
+		put_best(p->f, best_us, floor_us);
+	if (problems <= 1 && done > 0 && planned > done)
+		fprintf(p->f, ", at most %.0f s left", (now - p->start) / (double)done * (double)(planned - done));
 	if (!p->tty)
 		fputc('\n', p->f);
 	p->drawn = p->tty;
 	fflush(p->f);
 }
 
-void kt_progress_done(kt_progress *p, size_t done, size_t failed, double best_us, double floor_us)
+void kt_progress_clear(kt_progress *p)
 {
-	if (!p->f)
-		return;
-	if (p->drawn)
+	if (p && p->f && p->drawn) {
 		fputs("\r\033[K", p->f);
-	fprintf(p->f, "kt: tuned %s: %zu evaluated, %zu failed", p->label, done, failed);
+		fflush(p->f);
+	}
+	if (p)
+		p->drawn = 0;
+}
+
+void kt_progress_done(kt_progress *p, size_t done, const size_t *counts, double best_us, double floor_us,
+		      const char *stop)
+{
+	if (!p || !p->f)
+		return;
+	kt_progress_clear(p);
+	char failed[160];
+	kt_failures_format(counts, failed, sizeof failed);
+	fprintf(p->f, "kt: tuned %s: %zu evaluated, %s", p->label, done, failed);
 	put_best(p->f, best_us, floor_us);
-	fprintf(p->f, ", %.1f s\n", kt_now() - p->start);
-	p->drawn = 0;
+	fprintf(p->f, ", %.1f s", kt_now() - p->start);
+	if (stop && *stop)
+		fprintf(p->f, "; stopped: %s", stop);
+	fputc('\n', p->f);
 	fflush(p->f);
 }

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "result.h"
+
 typedef struct kt_progress {
 	FILE *f;          /* NULL: silent */
 	int tty;
@@ -16,9 +18,16 @@ typedef struct kt_progress {
 } kt_progress;
 
 void kt_progress_init(kt_progress *p, FILE *f, const char *label);
-/* best_us <= 0: none passed yet; floor_us <= 0: no floor. */
-void kt_progress_update(kt_progress *p, size_t done, size_t planned, size_t failed, double best_us, double floor_us);
-/* The last line, with the elapsed time; ends the updating line. */
-void kt_progress_done(kt_progress *p, size_t done, size_t failed, double best_us, double floor_us);
+/* The live line: evaluated of planned, failures by cause (counts per kt_status), the rate; for
+ * one problem its best time (<= 0: none passed yet) against the floor (<= 0: none), for a batch
+ * how many of its problems are done.  p may be NULL. */
+void kt_progress_update(kt_progress *p, size_t done, size_t planned, const size_t *counts, double best_us,
+			double floor_us, size_t problems, size_t problems_done);
+/* Takes the live line off the terminal (before other lines are printed); p may be NULL. */
+void kt_progress_clear(kt_progress *p);
+/* The last line of one problem, with the elapsed time and why its search stopped (stop may be
+ * NULL or ""). */
+void kt_progress_done(kt_progress *p, size_t done, const size_t *counts, double best_us, double floor_us,
+		      const char *stop);
 
 #endif

@@ -110,6 +110,8 @@ static cJSON *evals_json(const kt_tmpl *t, const kt_tune_result *r)
 			cJSON_AddNumberToObject(o, "time_us", e->median_us);
 			cJSON_AddNumberToObject(o, "spread_us", e->spread_us);
 		}
+		if (e->status == KT_OK && e->raced)
+			cJSON_AddTrueToObject(o, "raced");
 		if (e->regs >= 0)
 			cJSON_AddNumberToObject(o, "regs", e->regs);
 		if (e->smem_static >= 0)
@@ -133,6 +135,15 @@ static void add_search(cJSON *doc, const kt_tune_result *r)
 	cJSON_AddNumberToObject(o, "budget", (double)r->budget);
 	cJSON_AddNumberToObject(o, "evaluations", (double)r->nevals);
 	cJSON_AddNumberToObject(o, "seconds", r->seconds);
+	if (r->stop[0])
+		cJSON_AddStringToObject(o, "stopped", r->stop);
+	size_t failed[KT_NSTATUS] = {0};
+	for (size_t i = 0; i < r->nevals; i++)
+		failed[r->evals[i].status]++;
+	cJSON *f = cJSON_AddObjectToObject(o, "failures"); /* by cause */
+	for (int s = 0; s < KT_NSTATUS; s++)
+		if (s != KT_OK && failed[s])
+			cJSON_AddNumberToObject(f, kt_status_names[s], (double)failed[s]);
 }
 
 static void add_date(cJSON *doc)
@@ -475,6 +486,7 @@ void kt_record_result(const kt_record *r, const kt_tmpl *t, kt_tune_result *out)
 	out->seed = (s = str_item(search, "seed")) ? strtoull(s, NULL, 10) : 0;
 	out->budget = (long)num_item(search, "budget", 0);
 	out->seconds = num_item(search, "seconds", 0);
+	snprintf(out->stop, sizeof out->stop, "%s", (s = str_item(search, "stopped")) ? s : "");
 	snprintf(out->driver, sizeof out->driver, "%s", (s = str_item(doc, "driver")) ? s : "");
 	snprintf(out->runtime, sizeof out->runtime, "%s", (s = str_item(doc, "runtime")) ? s : "");
 	size_t np = (size_t)(t->nparams ? t->nparams : 1);
@@ -493,6 +505,7 @@ void kt_record_result(const kt_record *r, const kt_tmpl *t, kt_tune_result *out)
 		e->status = status_of(str_item(it, "status"));
 		e->median_us = e->status == KT_OK ? num_item(it, "time_us", 0) : 0;
 		e->spread_us = e->status == KT_OK ? num_item(it, "spread_us", 0) : 0;
+		e->raced = e->status == KT_OK && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "raced"));
 		e->regs = (int)num_item(it, "regs", -1);
 		e->smem_static = (int)num_item(it, "smem_static", -1);
 		e->local_bytes = (int)num_item(it, "local_bytes", -1);

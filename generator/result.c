@@ -1,6 +1,7 @@
 /* result.c - names of evaluation outcomes and release of tuning results (see result.h). */
 #include "result.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 const char *const kt_status_names[KT_NSTATUS] = {
@@ -11,6 +12,31 @@ const char *const kt_status_names[KT_NSTATUS] = {
 	[KT_FAULTED] = "faulted",
 	[KT_TIMED_OUT] = "timed-out",
 };
+
+const char *const kt_status_causes[KT_NSTATUS] = {
+	[KT_OK] = "passed",
+	[KT_COMPILE_FAILED] = "do not compile",
+	[KT_OVER_LIMITS] = "exceed a limit",
+	[KT_CHECK_FAILED] = "wrong result",
+	[KT_FAULTED] = "launch error",
+	[KT_TIMED_OUT] = "timeout",
+};
+
+size_t kt_failures_format(const size_t counts[KT_NSTATUS], char *out, size_t outsz)
+{
+	size_t failed = 0, len = 0;
+	for (int s = 0; s < KT_NSTATUS; s++)
+		failed += s != KT_OK ? counts[s] : 0;
+	len += (size_t)snprintf(out, outsz, "%zu failed", failed);
+	for (int s = 0, first = 1; failed && s < KT_NSTATUS; s++)
+		if (s != KT_OK && counts[s] && len < outsz) {
+			len += (size_t)snprintf(out + len, outsz - len, "%s%zu %s", first ? " (" : ", ", counts[s], kt_status_causes[s]);
+			first = 0;
+		}
+	if (failed && len < outsz)
+		snprintf(out + len, outsz - len, ")");
+	return failed;
+}
 
 void kt_tune_result_free(kt_tune_result *r)
 {

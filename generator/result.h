@@ -26,8 +26,14 @@ typedef enum kt_status {
 	KT_NSTATUS
 } kt_status;
 
-/* "ok", "compile-failed", "over-limits", "check-failed", "faulted", "timed-out" */
+/* "ok", "compile-failed", "over-limits", "check-failed", "faulted", "timed-out" (records, tables) */
 extern const char *const kt_status_names[KT_NSTATUS];
+/* The causes in words for people: "do not compile", "exceed a limit", "wrong result", "launch
+ * error", "timeout" ("passed" for KT_OK). */
+extern const char *const kt_status_causes[KT_NSTATUS];
+/* "5 failed (3 do not compile, 2 wrong result)" from counts per status into out; returns the
+ * failures. */
+size_t kt_failures_format(const size_t counts[KT_NSTATUS], char *out, size_t outsz);
 
 typedef struct kt_eval {
 	uint16_t *cfg;        /* nparams value indices (owned by the result) */
@@ -36,6 +42,8 @@ typedef struct kt_eval {
 	double spread_us;     /* half the distance between the 10th and 90th percentile */
 	int regs, smem_static, local_bytes; /* from the compiled variant; -1 when unknown */
 	char *msg;            /* why it failed, or NULL (owned) */
+	int raced;            /* KT_OK, but not timed to full precision: its estimate was clearly slower
+	                       * than the best at the time (racing); median_us is the estimate's */
 } kt_eval;
 
 typedef struct kt_tune_result {
@@ -47,6 +55,7 @@ typedef struct kt_tune_result {
 	double bw_gbs;        /* measured copy bandwidth used for the floor (GB/s) */
 	double flops_rate;    /* measured arithmetic rate used for the floor (GFLOP/s), 0 if unused */
 	char strategy[32];
+	char stop[96];        /* why the search stopped: "converged: ...", "budget", "time", ... ("" unknown) */
 	uint64_t seed;
 	long budget;          /* evaluations allowed */
 	double seconds;       /* wall time of the tuning */

@@ -10,72 +10,70 @@
 
 #include "cusrc.h"
 #include "json.h"
+#include "space.h"
 
 enum { MAX_ROUNDS = 20, SHOW_MAX = 200 /* bytes of a plan's or a note's line that kt cache show prints */ };
 
-/* Where rounds' templates go: o->workdir, else a temporary directory (removed by cleanup). */
+/* Where rounds' templates go: o->workdir, else a temporary directory (removed at the end). */
 typedef struct round_dirs {
 	char *base;
 	int temporary;
-	char *orig_dir;    /* the original template's directory, for -I */
+	char **orig_dirs;  /* each task's original template's directory, for -I */
 	char **files;      /* written templates, removed at the end when temporary */
 	int nfiles;
 } round_dirs;
 
-static int dirs_open(round_dirs *d, const kt_tmpl *t, const kt_tune_opts *o, kt_err *err)
+static int dirs_open(round_dirs *d, const kt_rounds_task *tasks, size_t n, const kt_tune_opts *o, kt_err *err)
 {
 	*d = (round_dirs){0};
-	d->orig_dir = kt_path_dir(t->path);
+	d->orig_dirs = kt_xcalloc(n + 1, sizeof *d->orig_dirs);
+	for (size_t i = 0; i < n; i++)
+		d->orig_dirs[i] = kt_path_dir(tasks[i].p.tmpl->path);
 	if (o->workdir) {
 		d->base = kt_path_join(o->workdir, "rounds");
 		return kt_mkdirs(d->base, err);
 	}
-	const char *td = getenv("TMPDIR");
-	kt_buf b = {0};
-	kt_buf_printf(&b, "%s/kt-rounds-XXXXXX", td && *td ? td : "/tmp");
-	d->base = kt_buf_detach(&b);
+	d->base = kt_temp_dir(o->tmpdir, "kt-rounds", err);
 	d->temporary = 1;
-	if (!mkdtemp(d->base))
-		return kt_fail_internal(err, "cannot create a work directory %s: %s", d->base, strerror(errno));
-	return 0;
+	return d->base ? 0 : -1;
 }
 
-static void dirs_close(round_dirs *d)
+static void dirs_close(round_dirs *d, size_t n)
 {
-	for (int i = 0; i < d->nfiles; i++) {
-		if (d->temporary) {
-			char *dir = kt_path_dir(d->files[i]);
-			unlink(d->files[i]);
-			rmdir(dir);
-			free(dir);
-		}
+	for (int i = 0; i < d->nfiles; i++)
 		free(d->files[i]);
-	}
-	if (d->temporary)
-		rmdir(d->base);
+	if (d->temporary && d->base)
+		kt_remove_tree(d->base);
+	for (size_t i = 0; d->orig_dirs && i < n; i++)
+		free(d->orig_dirs[i]);
+	free(d->orig_dirs);
 	free(d->files);
 	free(d->base);
-	free(d->orig_dir);
 }
 
-/* Writes round k's template text and parses it from there; NULL with why in note. */
-static kt_tmpl *round_tmpl(round_dirs *d, const kt_tmpl *t, const kt_tune_opts *o, int k, const char *text,
-			   kt_buf *note, kt_err *err)
+/* Writes round k's template text (of task i) and parses it from there; NULL with why in note. */
+static kt_tmpl *round_tmpl(round_dirs *d, const kt_tmpl *t, int i, int k, const char *text, kt_buf *note, kt_err *err)
 {
 	const char *base = strrchr(t->path, '/') ? strrchr(t->path, '/') + 1 : t->path;
 	kt_buf dir = {0};
-	kt_buf_printf(&dir, "%s/round-%d", d->base, k);
+	kt_buf_printf(&dir, "%s/task-%d-round-%d", d->base, i, k);
 	char *path = kt_path_join(kt_buf_str(&dir), base);
 	kt_tmpl *n = NULL;
 	if (kt_mkdirs(kt_buf_str(&dir), err) == 0 && kt_write_atomic(path, text, strlen(text), err) == 0) {
 		d->files = kt_xrealloc(d->files, (size_t)(d->nfiles + 1) * sizeof *d->files);
 		d->files[d->nfiles++] = kt_xstrdup(path);
-		kt_tmpl_opts to = {o->types, o->ntypes, t->arch[0] ? t->arch : NULL};
+		const char **types = kt_xcalloc((size_t)t->ntypes + 1, sizeof *types);
+		char (*tv)[160] = kt_xcalloc((size_t)t->ntypes + 1, sizeof *tv); /* "T=half": as t was parsed */
+		for (int j = 0; j < t->ntypes; j++) {
+			snprintf(tv[j], sizeof tv[j], "%s=%s", t->types[j].name, kt_etypes[t->types[j].chosen].name);
+			types[j] = tv[j];
+		}
+		kt_tmpl_opts to = {types, t->ntypes, t->arch[0] ? t->arch : NULL};
 		kt_buf diags = {0};
 		kt_err perr = {0};
 		n = kt_tmpl_parse(path, &to, &diags, &perr);
 		if (n) { /* its local headers are the original's: nvcc finds them through -I<original's directory> */
-			char *as = kt_path_join(d->orig_dir, base);
+			char *as = kt_path_join(d->orig_dirs[i], base);
 			const char **inc;
 			n->nincludes = kt_cusrc_includes(n->arena, as, n->src, n->srclen, &inc);
 			n->includes = inc;
@@ -85,6 +83,8 @@ static kt_tmpl *round_tmpl(round_dirs *d, const kt_tmpl *t, const kt_tune_opts *
 			kt_buf_printf(note, "the template of round %d does not parse:\n%s", k,
 				      diags.len ? kt_buf_str(&diags) : perr.msg);
 		kt_buf_free(&diags);
+		free(tv);
+		free(types);
 	} else {
 		kt_buf_printf(note, "round %d: %s", k, err->msg);
 	}
@@ -93,49 +93,28 @@ static kt_tmpl *round_tmpl(round_dirs *d, const kt_tmpl *t, const kt_tune_opts *
 	return n;
 }
 
-/* Tunes round k's template; the original in round 0, else with -I<original's directory>. */
-static int tune_round(const round_dirs *d, const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, int k,
-		      kt_tune_result *r, kt_err *err)
-{
-	if (k == 0)
-		return kt_tune(t, shape, o, r, err);
-	kt_tune_opts ro = *o;
-	const char **flags = kt_xcalloc((size_t)o->nflags + 1, sizeof *flags);
-	for (int i = 0; i < o->nflags; i++)
-		flags[i] = o->flags[i];
-	kt_buf inc = {0};
-	kt_buf_printf(&inc, "-I%s", d->orig_dir);
-	flags[o->nflags] = kt_buf_str(&inc);
-	ro.flags = flags;
-	ro.nflags = o->nflags + 1;
-	int rc = kt_tune(t, shape, &ro, r, err);
-	kt_buf_free(&inc);
-	free(flags);
-	return rc;
-}
-
-/* Asks the planner after round k and returns the next template's text, or NULL (stop; note says why). */
-static char *plan_next(const kt_agent_cfg *cfg, kt_llm *llm, const kt_tmpl *cur, const int64_t *shape,
-		       const kt_target *g, kt_round *rd, kt_buf *note)
+/* Asks the planner after a round of problem p and returns the next template's text, or NULL
+ * (no further round; note says why). */
+static char *plan_next(const kt_planner *pl, const kt_problem *p, kt_round *rd, kt_buf *note)
 {
 	kt_plan plan = {0};
 	char *revision = NULL;
 	kt_buf tr = {0}, text = {0}, fmt = {0};
 	kt_err e = {0};
 	char *next = NULL;
-	if (kt_agent_propose(cfg, llm, cur, shape, g, &rd->result, &plan, &revision, note, &tr, &e)) {
+	if (pl->plan(pl->ctx, p, &rd->result, &plan, &revision, note, &tr, &e)) {
 		kt_buf_printf(note, "the planner failed: %s", e.msg);
 	} else if (revision) {
 		next = revision;
 		kt_buf_puts(&fmt, "revise the template\n");
 	} else if (!plan.n) {
 		kt_buf_puts(note, "the planner proposes no change");
-	} else if (kt_planner_apply(cur, &plan, &text, &e)) {
+	} else if (kt_planner_apply(p->tmpl, &plan, &text, &e)) {
 		kt_buf_printf(note, "the planner's proposals do not apply: %s", e.msg);
 	} else {
 		next = kt_buf_detach(&text);
 	}
-	kt_plan_format(cur, &plan, &fmt);
+	kt_plan_format(p->tmpl, &plan, &fmt);
 	rd->plan = fmt.len ? kt_buf_detach(&fmt) : NULL;
 	rd->transcript = tr.len ? kt_buf_detach(&tr) : NULL;
 	kt_plan_free(&plan);
@@ -153,60 +132,184 @@ static double best_time(const kt_round *rd)
 	return r->evals[r->best].median_us;
 }
 
-int kt_rounds_run(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, const kt_agent_cfg *cfg,
-		  kt_llm *llm, const kt_target *g, int rounds, kt_rounds *out, kt_err *err)
+static int map_config(const kt_tmpl *n, const uint16_t *c, const kt_tmpl *t, uint16_t *cfg);
+
+/* True when template n's space at shape holds a configuration that t cannot express (a new
+ * value or parameter) or n's code differs from t's (a revision): a reason to tune again. */
+static int has_news(const kt_tmpl *t, const kt_tmpl *n, const int64_t *shape, int revised)
 {
-	*out = (kt_rounds){0, kt_xcalloc(MAX_ROUNDS, sizeof(kt_round)), -1, t};
-	if (rounds < 1)
+	if (revised)
+		return 1;
+	kt_space sp;
+	kt_err e = {0};
+	if (kt_space_enum(n, shape, &sp, &e))
+		return 0;
+	int news = 0;
+	uint16_t c[KT_MAX_SLOTS];
+	for (size_t i = 0; i < sp.count && !news; i++)
+		news = map_config(n, kt_space_cfg(&sp, i), t, c) != 0;
+	kt_space_free(&sp);
+	return news;
+}
+
+/* One task's rounds as they run: its current template and toolchain (round > 0: with
+ * -I<original's directory>), what it measured so far. */
+typedef struct rtask {
+	kt_rounds_task *rt;
+	kt_toolchain tc;
+	kt_buf inc;           /* "-I<dir> " + the original flags */
+	const kt_tmpl *cur;   /* the template of the round being tuned */
+	int revised;
+	uint16_t *known;      /* what earlier rounds measured, in cur's indices */
+	double *known_us;
+	size_t nknown;
+} rtask;
+
+/* The evaluations of every round of rt in template n's indices, for the next round's search. */
+static void collect_known(rtask *r, const kt_tmpl *n)
+{
+	const kt_rounds *rs = &r->rt->out;
+	size_t np = (size_t)(n->nparams ? n->nparams : 1), cap = 0;
+	for (int k = 0; k < rs->n; k++)
+		cap += rs->v[k].result.nevals;
+	free(r->known);
+	free(r->known_us);
+	r->known = kt_xcalloc((cap + 1) * np, sizeof *r->known);
+	r->known_us = kt_xcalloc(cap + 1, sizeof *r->known_us);
+	r->nknown = 0;
+	for (int k = 0; k < rs->n; k++) {
+		const kt_round *rd = &rs->v[k];
+		const kt_tmpl *t = rd->tmpl ? rd->tmpl : rs->t0;
+		for (size_t i = 0; i < rd->result.nevals; i++) {
+			const kt_eval *e = &rd->result.evals[i];
+			if (map_config(t, e->cfg, n, r->known + r->nknown * np) == 0)
+				r->known_us[r->nknown++] = e->status == KT_OK ? e->median_us : -1;
+		}
+	}
+}
+
+/* After round k of task i: plans, and when there is a reason, parses the next round's template
+ * into a new round.  1 when task i tunes again. */
+static int next_round(round_dirs *d, rtask *r, int i, int k, const kt_planner *pl)
+{
+	kt_rounds *out = &r->rt->out;
+	kt_round *rd = &out->v[out->n - 1];
+	kt_problem p = r->rt->p;
+	p.tmpl = r->cur;
+	kt_buf note = {0};
+	kt_err e = {0};
+	char *text = plan_next(pl, &p, rd, &note);
+	kt_tmpl *n = text ? round_tmpl(d, out->t0, i, k + 1, text, &note, &e) : NULL;
+	int revised = text && rd->plan && !strncmp(rd->plan, "revise", 6);
+	if (n && !has_news(r->cur, n, p.shape, revised)) {
+		kt_buf_puts(&note, "the plan adds no configuration at this shape (it only rules some out): no further round");
+		kt_tmpl_free(n);
+		n = NULL;
+	}
+	if (note.len) {
+		free(rd->note);
+		rd->note = kt_buf_detach(&note);
+	}
+	kt_buf_free(&note);
+	if (!n) {
+		free(text);
+		return 0;
+	}
+	kt_round *nx = &out->v[out->n++];
+	*nx = (kt_round){.tmpl_text = text, .tmpl = n};
+	nx->result.best = -1;
+	collect_known(r, n);
+	r->cur = n;
+	r->revised = revised;
+	return 1;
+}
+
+int kt_rounds_run(kt_rounds_task *tasks, size_t n, const kt_tune_opts *o, const kt_planner *pl, int rounds,
+		  kt_err *err)
+{
+	if (rounds < 1 || !pl)
 		rounds = 1;
 	if (rounds > MAX_ROUNDS)
 		rounds = MAX_ROUNDS;
-	if (cfg->mode == KT_AGENT_OFF)
-		rounds = 1;
-	round_dirs d;
-	if (dirs_open(&d, t, o, err)) {
-		dirs_close(&d);
-		return -1;
-	}
-	const kt_tmpl *cur = t;
-	char *text = kt_xstrdup(t->src);
+	rtask *rs = kt_xcalloc(n + 1, sizeof *rs);
+	kt_tune_task *tt = kt_xcalloc(n + 1, sizeof *tt);
+	int *idx = kt_xcalloc(n + 1, sizeof *idx);
+	round_dirs d = {0};
 	int rc = 0;
-	for (int k = 0; k < rounds && text; k++) {
-		kt_round *rd = &out->v[out->n];
-		kt_buf note = {0};
-		kt_err e = {0};
-		rd->tmpl_text = text;
-		text = NULL;
-		if (k > 0 && !(rd->tmpl = round_tmpl(&d, t, o, k, rd->tmpl_text, &note, &e))) {
-			free(rd->tmpl_text);
-			rd->tmpl_text = NULL;
-			kt_round *prev = &out->v[out->n - 1];
-			kt_buf all = {0};
-			kt_buf_printf(&all, "%s%s%s", prev->note ? prev->note : "", prev->note ? "\n" : "", kt_buf_str(&note));
-			free(prev->note);
-			prev->note = kt_buf_detach(&all);
-			kt_buf_free(&note);
+	for (size_t i = 0; i < n; i++) {
+		kt_rounds_task *t = &tasks[i];
+		t->out = (kt_rounds){0, kt_xcalloc(MAX_ROUNDS, sizeof(kt_round)), -1, t->p.tmpl};
+		t->out.v[0] = (kt_round){.tmpl_text = kt_xstrdup(t->p.tmpl->src)};
+		t->out.v[0].result.best = -1;
+		t->out.n = 1;
+		t->rc = 0;
+		rs[i] = (rtask){.rt = t, .cur = t->p.tmpl};
+	}
+	for (int k = 0; k < rounds && rc == 0; k++) {
+		size_t m = 0; /* the tasks tuned in this round */
+		for (size_t i = 0; i < n; i++) {
+			rtask *r = &rs[i];
+			if (r->rt->rc || r->rt->out.n != k + 1)
+				continue;
+			tt[m] = (kt_tune_task){.p = r->rt->p, .label = r->rt->label, .progress = r->rt->progress};
+			tt[m].p.tmpl = r->cur;
+			if (k == 0) {
+				tt[m].seeds = r->rt->seeds;
+				tt[m].nseeds = r->rt->nseeds;
+			} else {
+				kt_buf_reset(&r->inc);
+				kt_buf_printf(&r->inc, "-I%s %s", d.orig_dirs[i], r->rt->p.tc->flags ? r->rt->p.tc->flags : "");
+				r->tc = *r->rt->p.tc;
+				r->tc.flags = kt_buf_str(&r->inc);
+				tt[m].p.tc = &r->tc;
+				tt[m].known = r->known;
+				tt[m].known_us = r->known_us;
+				tt[m].nknown = r->nknown;
+			}
+			idx[m++] = (int)i;
+		}
+		if (!m)
+			break;
+		rc = kt_tune_batch(tt, m, o, err);
+		for (size_t j = 0; j < m; j++) {
+			kt_rounds_task *t = rs[idx[j]].rt;
+			kt_round *rd = &t->out.v[k];
+			rd->result = tt[j].out;
+			if (tt[j].rc && k == 0) {
+				t->rc = -1;
+				t->err = tt[j].err;
+			} else if (tt[j].rc) {
+				kt_buf note = {0};
+				kt_buf_printf(&note, "round %d could not be tuned: %s", k, tt[j].err.msg);
+				free(rd->note);
+				rd->note = kt_buf_detach(&note);
+			}
+		}
+		if (rc || k + 1 == rounds)
+			break;
+		if (!d.base && dirs_open(&d, tasks, n, o, err) != 0) {
+			rc = -1;
 			break;
 		}
-		cur = k ? rd->tmpl : t;
-		out->n++;
-		if (tune_round(&d, cur, shape, o, k, &rd->result, &e)) {
-			if (k == 0)
-				rc = (*err = e, -1);
-			kt_buf_printf(&note, "round %d could not be tuned: %s", k, e.msg);
-		} else if (k + 1 < rounds) {
-			text = plan_next(cfg, llm, cur, shape, g, rd, &note);
+		for (size_t j = 0; j < m; j++)
+			if (!tt[j].rc)
+				next_round(&d, &rs[idx[j]], idx[j], k, pl);
+	}
+	for (size_t i = 0; i < n; i++) {
+		kt_rounds *out = &tasks[i].out;
+		for (int k = 0; k < out->n; k++) {
+			double tk = best_time(&out->v[k]);
+			if (tk >= 0 && (out->best < 0 || tk < best_time(&out->v[out->best])))
+				out->best = k;
 		}
-		rd->note = note.len ? kt_buf_detach(&note) : NULL;
-		kt_buf_free(&note);
+		kt_buf_free(&rs[i].inc);
+		free(rs[i].known);
+		free(rs[i].known_us);
 	}
-	free(text);
-	for (int k = 0; k < out->n; k++) {
-		double tk = best_time(&out->v[k]);
-		if (tk >= 0 && (out->best < 0 || tk < best_time(&out->v[out->best])))
-			out->best = k;
-	}
-	dirs_close(&d);
+	dirs_close(&d, n);
+	free(rs);
+	free(tt);
+	free(idx);
 	return rc;
 }
 

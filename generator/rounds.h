@@ -1,12 +1,17 @@
-/* rounds.h - the closed loop of stage 2 at one shape: tune a template, let the planner that
- * KT_AGENT selects (builtin or llm, see agent.h) propose changes to its space, apply them to the
- * template's text, parse it and tune again, for a bounded number of rounds.  The best
+/* rounds.h - the closed loop of stage 2: tune a batch of problems, let a planner (planner.h: the
+ * built-in one, or the LLM agent's, agent.h) propose changes to each problem's space, apply them
+ * to the template's text, parse it and tune again, for a bounded number of rounds.  The best
  * configuration over all rounds wins (a later round must be strictly faster to win).
  *
- * A round's template is written to the work directory (tune options' workdir, else a temporary
- * one) under the original's file name, and compiled with -I<the original's directory>, so its
- * local headers are found as before.  The loop stops early when the planner proposes nothing,
- * when a changed template does not parse, or when a later round cannot be tuned (each is noted).
+ * A further round runs only for a problem whose planner has a reason: the changed template holds
+ * configurations the last one could not express (new values or parameters), or its code was
+ * revised.  Ruling failing regions out is no reason to tune again (what failed will not be
+ * measured again anyway); each round's note says why it was the last.  A round's search starts
+ * from what the earlier rounds measured (kt_tune_task.known): it evaluates only what is new.
+ *
+ * The problems of one round are tuned together (kt_tune_batch).  A round's template is written to
+ * the work directory (tune options' workdir, else a temporary one) under the original's file
+ * name, and compiled with -I<the original's directory>, so its local headers are found as before.
  *
  * The winning configuration's value indices refer to the winning round's template, which may
  * declare values the original does not (an extended range): a caller that stores it must store
@@ -16,7 +21,7 @@
 #ifndef KT_ROUNDS_H
 #define KT_ROUNDS_H
 
-#include "agent.h"
+#include "planner.h"
 #include "tune.h"
 
 struct cJSON;
@@ -37,10 +42,24 @@ typedef struct kt_rounds {
 	const kt_tmpl *t0;      /* the caller's template (round 0's), borrowed */
 } kt_rounds;
 
-/* Runs at most `rounds` rounds (>= 1; KT_AGENT=off or rounds == 1: one round, no planner).
- * 0 with out filled (also when nothing passed); -1 with err when the first round cannot be tuned. */
-int kt_rounds_run(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, const kt_agent_cfg *cfg,
-		  kt_llm *llm, const kt_target *g, int rounds, kt_rounds *out, kt_err *err);
+/* One problem of a batch of rounds.  The caller fills the first part. */
+typedef struct kt_rounds_task {
+	kt_problem p;                 /* p.target: the GPU the planner plans for */
+	const char *label;            /* progress label, or NULL */
+	const uint16_t *seeds;        /* round 0's warm start (kt_tune_task.seeds) */
+	size_t nseeds;
+	kt_progress *progress;        /* may be NULL */
+
+	kt_rounds out;                /* release with kt_rounds_free */
+	int rc;                       /* -1 when round 0 could not be tuned (err says why) */
+	kt_err err;
+} kt_rounds_task;
+
+/* Runs at most `rounds` rounds of tasks[0..n) (planner NULL or rounds 1: one round, no planner).
+ * 0 when the batch ran (each task's rc says how it went; out filled also when nothing passed);
+ * -1 with err when nothing could be tuned. */
+int kt_rounds_run(kt_rounds_task *tasks, size_t n, const kt_tune_opts *o, const kt_planner *pl, int rounds,
+		  kt_err *err);
 
 /* The fastest passing evaluation of the best round, or NULL. */
 const kt_eval *kt_rounds_best(const kt_rounds *r);

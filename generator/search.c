@@ -10,6 +10,8 @@
 #define START_SHARE 16     /* budget / START_SHARE */
 #define START_MIN 4
 #define START_MAX 32
+/* With seeds, the start holds the default, the seeds and this many random points. */
+#define SEEDED_RANDOM 2
 /* After the start, every EXPLORE_EVERY-th proposal is a random restart point. */
 #define EXPLORE_EVERY 8
 /* At most this share of the budget is proposed per ask while results decide what comes next. */
@@ -39,6 +41,9 @@ struct kt_search {
 	unsigned char *state; /* per space index: UNASKED, ASKED, TOLD_* */
 	long best;
 	double best_time;
+
+	size_t *seeds;   /* proposed first, in this order (kt_search_seed) */
+	size_t nseeds, seedpos;
 
 	size_t next;     /* exhaustive: the next index */
 	size_t *perm;    /* random order, shuffled lazily (Fisher-Yates) */
@@ -113,6 +118,17 @@ static size_t random_unasked(kt_search *s)
 	return SIZE_MAX;
 }
 
+/* The next seed not asked yet, or SIZE_MAX. */
+static size_t next_seed(kt_search *s)
+{
+	while (s->seedpos < s->nseeds) {
+		size_t i = s->seeds[s->seedpos++];
+		if (s->state[i] == UNASKED)
+			return i;
+	}
+	return SIZE_MAX;
+}
+
 /* Index of cfg in the space (which is sorted lexicographically), or SIZE_MAX. */
 static size_t find_cfg(const kt_space *sp, const uint16_t *cfg)
 {
@@ -141,9 +157,12 @@ static void no_init(kt_search *s)
 
 static size_t exhaustive_ask(kt_search *s, size_t *idx, size_t max)
 {
-	size_t n = 0;
+	size_t n = 0, i;
+	while (n < max && budget_left(s) && (i = next_seed(s)) != SIZE_MAX)
+		mark(s, i, idx, &n);
 	while (n < max && budget_left(s) && s->next < s->sp->count)
-		mark(s, s->next++, idx, &n);
+		if (s->state[s->next++] == UNASKED)
+			mark(s, s->next - 1, idx, &n);
 	return n;
 }
 
@@ -156,6 +175,8 @@ static void ignore_tell(kt_search *s, size_t idx, double time_us)
 static size_t random_ask(kt_search *s, size_t *idx, size_t max)
 {
 	size_t n = 0, i;
+	while (n < max && budget_left(s) && (i = next_seed(s)) != SIZE_MAX)
+		mark(s, i, idx, &n);
 	while (n < max && budget_left(s) && (i = random_unasked(s)) != SIZE_MAX)
 		mark(s, i, idx, &n);
 	return n;
@@ -310,17 +331,19 @@ static void bestfirst_init(kt_search *s)
 	s->start = start;
 }
 
-/* The sampled start: the default configuration when it is feasible, then random points. */
+/* The sampled start: the default configuration when it is feasible, the seeds, then random
+ * points. */
 static size_t next_start(kt_search *s)
 {
 	if (s->asked == 0 && s->t->nparams > 0) {
 		for (int p = 0; p < s->t->nparams; p++)
 			s->work[p] = (uint16_t)s->t->params[p].def;
 		size_t d = find_cfg(s->sp, s->work);
-		if (d != SIZE_MAX)
+		if (d != SIZE_MAX && s->state[d] == UNASKED)
 			return d;
 	}
-	return random_unasked(s);
+	size_t i = next_seed(s);
+	return i != SIZE_MAX ? i : random_unasked(s);
 }
 
 static size_t next_frontier(kt_search *s)
@@ -456,6 +479,27 @@ void kt_search_set_parallel(kt_search *s, size_t n)
 	s->parallel = n > 0 ? n : 1;
 }
 
+void kt_search_seed(kt_search *s, const size_t *idx, size_t n)
+{
+	s->seeds = kt_xrealloc(s->seeds, (s->nseeds + n + 1) * sizeof *s->seeds);
+	for (size_t i = 0; i < n; i++)
+		if (idx[i] < s->sp->count)
+			s->seeds[s->nseeds++] = idx[i];
+	if (s->st->init == bestfirst_init) { /* seeds stand in for random start points, but for a few */
+		size_t want = 1 + s->nseeds + SEEDED_RANDOM;
+		s->start = want > s->start ? s->start : want;
+		s->start = s->start > 1 + s->nseeds ? s->start : 1 + s->nseeds;
+	}
+}
+
+void kt_search_known(kt_search *s, size_t idx, double time_us)
+{
+	if (idx >= s->sp->count || s->state[idx] != UNASKED)
+		return;
+	s->state[idx] = ASKED; /* as if asked and told, without counting towards the budget */
+	kt_search_tell(s, idx, time_us);
+}
+
 size_t kt_search_ask(kt_search *s, size_t *idx, size_t max)
 {
 	return max ? s->st->ask(s, idx, max) : 0;
@@ -506,6 +550,7 @@ void kt_search_free(kt_search *s)
 	free(s->work);
 	free(s->trail);
 	free(s->perm);
+	free(s->seeds);
 	free(s->state);
 	free(s);
 }

@@ -38,6 +38,13 @@ kt_search *kt_search_new(const char *strategy, const kt_tmpl *t, const kt_space 
  * jobs; 1 by default): once started, bestfirst proposes at least that many per ask, since a
  * smaller batch costs the same wall time and steers no sooner. */
 void kt_search_set_parallel(kt_search *s, size_t n);
+/* Configurations idx[0..n) (space indices) to propose first, in this order, after the default
+ * (what is known to be good elsewhere: warm start).  With seeds, bestfirst's start holds the
+ * default, the seeds and only a few random points.  Call before the first ask. */
+void kt_search_seed(kt_search *s, const size_t *idx, size_t n);
+/* A result measured before this search began (an earlier round at the same problem): told as if
+ * asked (bestfirst expands from it), never proposed, not counted against the budget. */
+void kt_search_known(kt_search *s, size_t idx, double time_us);
 /* Next configurations to evaluate, written to idx[0..ret); 0 = done. */
 size_t kt_search_ask(kt_search *s, size_t *idx, size_t max);
 /* The result of an asked index: its time in microseconds, or < 0 when it failed. */

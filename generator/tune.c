@@ -1,14 +1,16 @@
-/* tune.c - the tuning loop (see tune.h).
+/* tune.c - the tuning loop over a batch of problems (see tune.h).
  *
- * The pipeline, one batch deep: while the workers check and time batch k, ninja compiles batch
- * k+1.  The search is told batch k's results after it was asked for batch k+1, which costs a
- * model-guided strategy one batch of hindsight and buys the overlap that makes tuning fast.
+ * The pipeline: candidates (a problem's configuration) wait for their unit (a variant, compiled
+ * once per template and toolchain, whatever the shape) and are measured once it is compiled.
+ * While the workers measure what is ready, ninja compiles the next batch of units, asked from
+ * every problem that is still searching; a compile batch starts as soon as the previous one is
+ * finished, so nvcc never waits for a measurement and the GPU waits for nvcc only when nothing
+ * else is ready.  A search is told its results after it was asked for more (one batch of
+ * hindsight), which buys the overlap.
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "tune.h"
 
-#include <cjson/cJSON.h>
-#include <dirent.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,68 +20,122 @@
 
 #include "compile.h"
 #include "emit.h"
-#include "json.h"
 #include "proc.h"
 #include "search.h"
 #include "space.h"
-#include "target.h"
 #include "worker.h"
 
 static const double DEFAULT_NEAR_FLOOR = 0.03;
 static const double NOISE_FLOOR = 0.005;       /* times within 0.5% are a tie whatever the spread */
 static const int64_t BW_BYTES = 1LL << 30;     /* the copy measured for the bandwidth ceiling */
-static const double MEASURE_TIMEOUT_S = 120;   /* watchdog of the ceilings and the final re-timing */
-enum { PENDING = -2 }; /* ev_of: in a batch, not yet recorded */
-enum { DEFAULT_RETIME_TOP = 5, RETIME_ROUNDS = 30, MIN_BATCH = 8, MAX_BATCH = 64 };
-#define CEILINGS_FILE "gpu-ceilings.json"
+static const double MEASURE_TIMEOUT_S = 120;   /* watchdog of setup, the ceilings and the final re-timing */
+enum { DEFAULT_RETIME_TOP = 5, RETIME_ROUNDS = 30, MIN_BATCH = 8, MAX_BATCH = 64, MIN_ASK = 4 };
+enum { SLOTS = 2 };                            /* compile batches in flight at once */
+enum { PENDING = -2 };                         /* ev_of: on its way, not yet recorded */
 
-/* One configuration on its way through compile and test. */
-typedef struct cand {
-	size_t idx;       /* index into the space */
-	kt_unit u;
-	kt_launch l;
-	char *config;     /* "BLOCK=256,VEC=8" */
-	long ev;          /* index into the result's evals once recorded, else -1 */
-} cand;
+/* ---- the pieces ------------------------------------------------------------------------------- */
 
-typedef struct batch {
-	cand *c;
-	size_t n;
-	kt_proc ninja;
-	int compiling;
-	int slot;         /* the compile slot it was started in */
-} batch;
-
-typedef struct tuner {
+/* How the units of one template and toolchain are compiled. */
+typedef struct group {
 	const kt_tmpl *t;
-	const int64_t *shape;
-	const kt_tune_opts *o;
-	kt_tune_result *r;
-	kt_gpu_info info;
-	kt_target target; /* info's facts and limits */
-	kt_space space;
-	kt_search *search;
+	const kt_toolchain *tc;
 	kt_compiler cc;
-	char arch[8];     /* the device's compute capability digits, when the options name no target */
-	kt_pool *pool;
-	long *ev_of;      /* per space index: its eval, PENDING, or -1 */
-	unsigned char *asked; /* per space index: the search asked for it (and wants a tell) */
-	char **cubin_of;  /* per eval: its cubin (for the final re-timing) */
-	char **kernel_of; /* per eval: its kernel name */
-	size_t failed;
-	double start, best_us;
-	long def_idx;     /* the default configuration's space index, or -1 */
-	char *workdir;
-	int own_workdir;
+	kt_buf prelude;
 	char *nvcc;       /* the compiler, absolute when given as a path (ninja runs in the work dir) */
 	char **deps;      /* the template and its local headers, absolute */
 	int ndeps;
+	char **flagv;     /* the toolchain's flags as words */
+	char *flagwords;
+	char arch[16];
+} group;
+
+enum { U_NEW, U_COMPILING, U_DONE };
+
+/* A variant: one configuration of a group, compiled once. */
+typedef struct unitrec {
+	kt_unit u;
+	char sym[160];    /* its launcher's symbol: kernels sym_kernel and sym_reference */
+	int group, state;
+	int slot;         /* U_COMPILING: the compile slot */
+	int task;         /* the problem it was made for (another that measures it reuses it) */
+} unitrec;
+
+/* A problem's configuration on its way: waiting for its unit, then measured. */
+typedef struct cand {
+	int task;
+	size_t seq;       /* the order it was asked in: measured in that order, per task */
+	size_t idx;       /* into the task's space */
+	long unit;
+	kt_launch l;
+	char *config;     /* "BLOCK=256,VEC=8" */
+} cand;
+
+typedef struct candlist {
+	cand *v;
+	size_t n, cap;
+} candlist;
+
+/* Units to compile next. */
+typedef struct idlist {
+	long *v;
+	size_t n, cap;
+} idlist;
+
+enum { T_SETUP, T_ASKING, T_DRAINING, T_DONE, T_FAILED };
+
+typedef struct task {
+	kt_tune_task *tt;
+	const kt_tmpl *t;
+	const int64_t *shape;
+	kt_tune_result *r;
+	int group;
+	char id[24];      /* the workers' name for the problem */
+	int state;
+	kt_space space;
+	kt_search *search;
+	long *ev_of;      /* per space index: its eval, PENDING, or -1 */
+	unsigned char *asked;
+	long def_idx;     /* the default configuration's space index, or -1 */
+	long ref_unit;    /* the unit whose reference (or default) run is the reference */
+	double best_us, best_spread;
+	double gain_us;   /* the best when it last improved beyond the noise */
+	size_t since_gain, inflight;
+	size_t counts[KT_NSTATUS];
+	double charged;   /* its share of the wall time so far */
+	kt_launch ref_l;  /* the launch of the reference or default, for the floor */
+	kt_err err;
+} task;
+
+typedef struct tuner {
+	task *tasks;
+	size_t ntasks;
+	const kt_tune_opts *o;
+	kt_gpu_info info;
+	kt_target target;
+	group *groups;
+	int ngroups;
+	unitrec *units;
+	size_t nunits, capunits;
+	long *index;      /* open-addressing table of unit names: unit index + 1, 0 empty */
+	size_t capindex;
+	kt_compiler batchcc; /* ninja, jobs, workdir (and the check unit's compiler) */
+	kt_proc ninja[SLOTS];
+	long *slot_units[SLOTS];
+	size_t slot_n[SLOTS];
+	int busy[SLOTS];
+	int next_slot;
+	candlist waiting, ready;
+	kt_pool *pool;
+	char *workdir;
+	int own_workdir;
+	double start, last_charge;
+	size_t evaluated, seq;
+	size_t counts[KT_NSTATUS];
 	kt_tune_stats st;
-	int slot;         /* the compile slot of the next batch */
-	kt_buf prelude;   /* of translation units shared by several variants (tu->cc.prelude) */
+	kt_ceilings ceil;
 } tuner;
 
-/* ---- GPUs ----------------------------------------------------------------------------------- */
+/* ---- GPUs ------------------------------------------------------------------------------------- */
 
 int kt_tune_gpus(const char *backend, char *why, size_t whysz)
 {
@@ -126,113 +182,7 @@ static int pick_gpus(const kt_tune_opts *o, kt_gpu_info *info, int **gpus, int *
 	return 0;
 }
 
-/* ---- ceilings, kept per GPU ------------------------------------------------------------------ */
-
-static void gpu_key(const kt_gpu_id *id, char *key, size_t keysz)
-{
-	snprintf(key, keysz, "%s|sm_%d%d|%d SMs", id->name, id->cc_major, id->cc_minor, id->sms);
-}
-
-/* The arithmetic ceilings, by kt_flops_unit: the name each is kept under and the worker's command
- * that measures it. */
-static const struct rate_ceiling {
-	const char *kept, *cmd;
-} rate_ceilings[KT_NFLOPS_UNITS] = {
-	[KT_FLOPS_FMA] = {"gflops", "rate"},
-	[KT_FLOPS_TENSOR] = {"tensor_gflops", "rate\ttensor"},
-};
-
-/* Reads a kept ceiling ("bw_gbs", "gflops" or "tensor_gflops") for this GPU; 0 when none. */
-static double kept_ceiling(const tuner *tu, const char *what)
-{
-	if (!tu->o->cache_dir)
-		return 0;
-	char *path = kt_path_join(tu->o->cache_dir, CEILINGS_FILE), key[256];
-	kt_buf text = {0};
-	kt_err e = {0};
-	double v = 0;
-	gpu_key(&tu->info.id, key, sizeof key);
-	if (kt_read_file(path, &text, &e) == 0) {
-		cJSON *doc = cJSON_Parse(kt_buf_str(&text));
-		cJSON *n = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, key), what);
-		if (cJSON_IsNumber(n) && n->valuedouble > 0)
-			v = n->valuedouble;
-		cJSON_Delete(doc);
-	}
-	kt_buf_free(&text);
-	free(path);
-	return v;
-}
-
-/* Keeps a measured ceiling; a failure to write only costs a measurement next time. */
-static void keep_ceiling(const tuner *tu, const char *what, double v)
-{
-	if (!tu->o->cache_dir)
-		return;
-	char *path = kt_path_join(tu->o->cache_dir, CEILINGS_FILE), key[256];
-	kt_buf text = {0};
-	kt_err e = {0};
-	gpu_key(&tu->info.id, key, sizeof key);
-	cJSON *doc = kt_read_file(path, &text, &e) == 0 ? cJSON_Parse(kt_buf_str(&text)) : NULL;
-	if (!cJSON_IsObject(doc)) {
-		cJSON_Delete(doc);
-		doc = cJSON_CreateObject();
-	}
-	cJSON *g = cJSON_GetObjectItemCaseSensitive(doc, key);
-	if (!cJSON_IsObject(g)) {
-		cJSON_DeleteItemFromObjectCaseSensitive(doc, key);
-		g = cJSON_AddObjectToObject(doc, key);
-	}
-	cJSON_DeleteItemFromObjectCaseSensitive(g, what);
-	cJSON_AddNumberToObject(g, what, v);
-	char *out = kt_json_text(doc, 1);
-	if (kt_mkdirs(tu->o->cache_dir, &e) == 0)
-		kt_write_atomic(path, out, strlen(out), &e);
-	free(out);
-	cJSON_Delete(doc);
-	kt_buf_free(&text);
-	free(path);
-}
-
-/* Runs one measuring command ("bw N", "rate") on the pool; its first number, or 0. */
-static double measure(tuner *tu, const char *cmd, kt_err *err)
-{
-	kt_job j = {(char *)cmd, KT_OK, NULL, MEASURE_TIMEOUT_S};
-	double v = 0;
-	if (kt_pool_run(tu->pool, &j, 1, err) == 0 && j.status == KT_OK)
-		v = atof(j.reply);
-	kt_job_clear(&j);
-	return v;
-}
-
-static double ceiling(tuner *tu, const char *what, const char *cmd, kt_err *err)
-{
-	double v = kept_ceiling(tu, what);
-	if (v <= 0 && (v = measure(tu, cmd, err)) > 0)
-		keep_ceiling(tu, what, v);
-	return v;
-}
-
-/* The roofline floor at the default launch: bytes / bandwidth, flops / the rate of the template's
- * arithmetic (fp32 FMA or tensor cores), the larger.  A ceiling that is unknown (0) adds nothing. */
-static int set_floor(tuner *tu, const kt_launch *l, kt_err *err)
-{
-	kt_tune_result *r = tu->r;
-	char cmd[64];
-	if (l->bytes > 0) {
-		int64_t mem = tu->info.lim.mem_bytes, bytes = mem / 8 < BW_BYTES ? mem / 8 : BW_BYTES;
-		snprintf(cmd, sizeof cmd, "bw\t%lld", (long long)bytes);
-		r->bw_gbs = ceiling(tu, "bw_gbs", cmd, err);
-	}
-	const struct rate_ceiling *rate = &rate_ceilings[tu->t->flops_unit];
-	if (l->flops > 0)
-		r->flops_rate = ceiling(tu, rate->kept, rate->cmd, err);
-	double tb = r->bw_gbs > 0 ? l->bytes / (r->bw_gbs * 1e3) : 0, tf = r->flops_rate > 0 ? l->flops / (r->flops_rate * 1e3) : 0;
-	r->floor_us = tb > tf ? tb : tf;
-	return 0;
-}
-
-/* ---- work directory ------------------------------------------------------------------------- */
+/* ---- the work directory ------------------------------------------------------------------------ */
 
 static int make_workdir(tuner *tu, kt_err *err)
 {
@@ -240,272 +190,290 @@ static int make_workdir(tuner *tu, kt_err *err)
 		tu->workdir = kt_xstrdup(tu->o->workdir);
 		return kt_mkdirs(tu->workdir, err);
 	}
-	const char *tmp = getenv("TMPDIR");
-	kt_buf b = {0};
-	kt_buf_printf(&b, "%s/kt-tune-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	tu->workdir = kt_buf_detach(&b);
-	if (!mkdtemp(tu->workdir))
-		return kt_fail_internal(err, "cannot create a work directory %s", tu->workdir);
-	tu->own_workdir = 1;
-	return 0;
+	kt_sweep_temp_dirs(tu->o->tmpdir, "kt-tune"); /* the work directories of runs that were killed */
+	tu->workdir = kt_temp_dir(tu->o->tmpdir, "kt-tune", err);
+	tu->own_workdir = tu->workdir != NULL;
+	return tu->workdir ? 0 : -1;
 }
 
-/* Removes the temporary work directory (it holds only files). */
-static void remove_workdir(tuner *tu)
+/* ---- units -------------------------------------------------------------------------------------- */
+
+static uint64_t name_hash(const char *s)
 {
-	if (!tu->own_workdir)
-		return;
-	DIR *d = opendir(tu->workdir);
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		char *p = kt_path_join(tu->workdir, e->d_name);
-		unlink(p);
-		free(p);
+	uint64_t h = 1469598103934665603ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* The unit called name, or -1. */
+static long unit_find(const tuner *tu, const char *name)
+{
+	if (!tu->capindex)
+		return -1;
+	for (size_t i = name_hash(name) & (tu->capindex - 1);; i = (i + 1) & (tu->capindex - 1)) {
+		long u = tu->index[i] - 1;
+		if (u < 0 || !strcmp(tu->units[u].u.name, name))
+			return u;
 	}
-	if (d)
-		closedir(d);
-	rmdir(tu->workdir);
 }
 
-/* ---- results ---------------------------------------------------------------------------------- */
-
-static long add_eval(tuner *tu, size_t idx, kt_status st, const char *msg)
+static void index_put(tuner *tu, long u)
 {
-	kt_tune_result *r = tu->r;
+	size_t i = name_hash(tu->units[u].u.name) & (tu->capindex - 1);
+	while (tu->index[i])
+		i = (i + 1) & (tu->capindex - 1);
+	tu->index[i] = u + 1;
+}
+
+static long unit_add(tuner *tu)
+{
+	if (2 * (tu->nunits + 1) > tu->capindex) { /* the table stays at most half full */
+		free(tu->index);
+		tu->capindex = tu->capindex ? 2 * tu->capindex : 256;
+		tu->index = kt_xcalloc(tu->capindex, sizeof *tu->index);
+		for (size_t u = 0; u < tu->nunits; u++)
+			index_put(tu, (long)u);
+	}
+	if (tu->nunits == tu->capunits) {
+		tu->capunits = tu->capunits ? 2 * tu->capunits : 64;
+		tu->units = kt_xrealloc(tu->units, tu->capunits * sizeof *tu->units);
+	}
+	memset(&tu->units[tu->nunits], 0, sizeof *tu->units);
+	return (long)tu->nunits++;
+}
+
+/* The unit of configuration cfg of task k's group: found, or made (U_NEW). */
+static long unit_of(tuner *tu, int k, const uint16_t *cfg)
+{
+	const task *ta = &tu->tasks[k];
+	group *g = &tu->groups[ta->group];
+	char sym[150], name[160];
+	kt_emit_symbol(ta->t, ta->t->kernel, cfg, sym, sizeof sym);
+	snprintf(name, sizeof name, "%s_g%d", sym, ta->group);
+	long u = unit_find(tu, name);
+	if (u >= 0)
+		return u;
+	u = unit_add(tu);
+	unitrec *ur = &tu->units[u];
+	ur->group = ta->group;
+	ur->state = U_NEW;
+	snprintf(ur->sym, sizeof ur->sym, "%s", sym);
+	snprintf(ur->u.name, sizeof ur->u.name, "%s", name);
+	snprintf(ur->u.entry, sizeof ur->u.entry, "%s_kernel", sym);
+	ur->u.cc = &g->cc;
+	kt_emit_variant(ta->t, cfg, sym, &ur->u.src);
+	if (g->cc.prelude)
+		kt_emit_part(ta->t, cfg, sym, &ur->u.part);
+	index_put(tu, u);
+	return u;
+}
+
+/* ---- compile groups ---------------------------------------------------------------------------- */
+
+static void group_free(group *g)
+{
+	kt_buf_free(&g->prelude);
+	free(g->nvcc);
+	for (int i = 0; i < g->ndeps; i++)
+		free(g->deps[i]);
+	free(g->deps);
+	free(g->flagv);
+	free(g->flagwords);
+}
+
+/* The group of template t built with toolchain tc (made when new); -1 with err when its compiler
+ * does not exist. */
+static int group_of(tuner *tu, const kt_tmpl *t, const kt_toolchain *tc, kt_err *err)
+{
+	for (int i = 0; i < tu->ngroups; i++)
+		if (tu->groups[i].t == t && tu->groups[i].tc == tc)
+			return i;
+	const char *nvcc = tc && tc->nvcc && tc->nvcc[0] ? tc->nvcc : NULL;
+	char *abs = nvcc && strchr(nvcc, '/') ? realpath(nvcc, NULL) : NULL;
+	if (nvcc && strchr(nvcc, '/') && !abs)
+		return kt_fail(err, "the compiler %s does not exist", nvcc);
+	tu->groups = kt_xrealloc(tu->groups, (size_t)(tu->ngroups + 1) * sizeof *tu->groups);
+	group *g = &tu->groups[tu->ngroups];
+	memset(g, 0, sizeof *g);
+	g->t = t;
+	g->tc = tc;
+	g->nvcc = abs;
+	g->deps = kt_xcalloc((size_t)t->nincludes + 1, sizeof *g->deps);
+	for (int i = -1; i < t->nincludes; i++) {
+		char *p = realpath(i < 0 ? t->path : t->includes[i], NULL);
+		if (p)
+			g->deps[g->ndeps++] = p;
+	}
+	int nflags = 0;
+	g->flagv = (char **)kt_toolchain_flag_words(tc, &g->flagwords, &nflags);
+	if (tc && tc->arch && tc->arch[0])
+		snprintf(g->arch, sizeof g->arch, "%s", tc->arch);
+	else
+		kt_gpu_arch(&tu->info.id, g->arch, sizeof g->arch);
+	const kt_tune_opts *o = tu->o;
+	g->cc = (kt_compiler){abs ? abs : nvcc, o->ninja, g->arch, (const char *const *)g->flagv, nflags, o->jobs,
+			      tu->workdir, (const char *const *)g->deps, g->ndeps, NULL, o->pack > 0 ? o->pack : KT_TUNE_PACK};
+	if (g->cc.pack > 1 && kt_emit_prelude(t, &g->prelude) == 0)
+		g->cc.prelude = kt_buf_str(&g->prelude);
+	return tu->ngroups++;
+}
+
+/* ---- candidates ------------------------------------------------------------------------------------ */
+
+static void id_add(idlist *l, long id)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 64;
+		l->v = kt_xrealloc(l->v, l->cap * sizeof *l->v);
+	}
+	l->v[l->n++] = id;
+}
+
+static void list_add(candlist *l, const cand *c)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 64;
+		l->v = kt_xrealloc(l->v, l->cap * sizeof *l->v);
+	}
+	l->v[l->n++] = *c;
+}
+
+static void cand_free(cand *c)
+{
+	free(c->config);
+	c->config = NULL;
+}
+
+static void list_free(candlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		cand_free(&l->v[i]);
+	free(l->v);
+	*l = (candlist){0};
+}
+
+/* ---- results ------------------------------------------------------------------------------------- */
+
+static int is_active(const task *ta) { return ta->state == T_ASKING || ta->state == T_DRAINING; }
+
+static double noise(const task *ta)
+{
+	double rel = ta->best_us > 0 ? ta->best_spread / ta->best_us : 0;
+	return rel > NOISE_FLOOR ? rel : NOISE_FLOOR;
+}
+
+/* Tells the search the result of space index idx (when it asked for it) and follows the best
+ * and the convergence count. */
+static void tell(task *ta, size_t idx)
+{
+	const kt_eval *e = &ta->r->evals[ta->ev_of[idx]];
+	if (ta->asked[idx])
+		kt_search_tell(ta->search, idx, e->status == KT_OK ? e->median_us : -1.0);
+	int ok = e->status == KT_OK;
+	if (ok && !e->raced && (ta->best_us <= 0 || e->median_us < ta->best_us)) {
+		ta->best_us = e->median_us;
+		ta->best_spread = e->spread_us;
+	}
+	if (ok && !e->raced && (ta->gain_us <= 0 || e->median_us < ta->gain_us * (1 - noise(ta)))) {
+		ta->gain_us = e->median_us;
+		ta->since_gain = 0;
+	} else {
+		ta->since_gain++;
+	}
+}
+
+/* Records space index idx of task ta as evaluated: status, times, resources. */
+static kt_eval *add_eval(tuner *tu, task *ta, size_t idx, kt_status st, const char *msg, const kt_unit *u)
+{
+	kt_tune_result *r = ta->r;
 	r->evals = kt_xrealloc(r->evals, (r->nevals + 1) * sizeof *r->evals);
-	tu->cubin_of = kt_xrealloc(tu->cubin_of, (r->nevals + 1) * sizeof *tu->cubin_of);
-	tu->kernel_of = kt_xrealloc(tu->kernel_of, (r->nevals + 1) * sizeof *tu->kernel_of);
 	kt_eval *e = &r->evals[r->nevals];
 	memset(e, 0, sizeof *e);
-	e->cfg = kt_xmalloc((size_t)tu->t->nparams * sizeof *e->cfg + 1);
-	memcpy(e->cfg, kt_space_cfg(&tu->space, idx), (size_t)tu->t->nparams * sizeof *e->cfg);
+	e->cfg = kt_xmalloc((size_t)ta->t->nparams * sizeof *e->cfg + 1);
+	memcpy(e->cfg, kt_space_cfg(&ta->space, idx), (size_t)ta->t->nparams * sizeof *e->cfg);
 	e->status = st;
-	e->regs = e->smem_static = e->local_bytes = -1;
+	e->regs = u ? u->regs : -1;
+	e->smem_static = u ? u->smem_static : -1;
+	e->local_bytes = u ? u->local_bytes : -1;
 	e->msg = msg ? kt_xstrdup(msg) : NULL;
-	tu->cubin_of[r->nevals] = tu->kernel_of[r->nevals] = NULL;
-	tu->ev_of[idx] = (long)r->nevals;
-	if (st != KT_OK)
-		tu->failed++;
-	return (long)r->nevals++;
+	ta->ev_of[idx] = (long)r->nevals++;
+	ta->counts[st]++;
+	tu->counts[st]++;
+	tu->evaluated++;
+	return e;
 }
 
-static void tell(tuner *tu, size_t idx)
+/* Records a candidate that will not be measured (compile failure, over the limits) and tells. */
+static void record_failed(tuner *tu, cand *c, kt_status st, const char *msg, const kt_unit *u)
 {
-	const kt_eval *e = &tu->r->evals[tu->ev_of[idx]];
-	if (tu->asked[idx])
-		kt_search_tell(tu->search, idx, e->status == KT_OK ? e->median_us : -1.0);
-	if (e->status == KT_OK && (tu->best_us <= 0 || e->median_us < tu->best_us))
-		tu->best_us = e->median_us;
+	task *ta = &tu->tasks[c->task];
+	add_eval(tu, ta, c->idx, st, msg, u);
+	ta->inflight--;
+	tell(ta, c->idx);
 }
+
+/* ---- progress ----------------------------------------------------------------------------------- */
 
 static void progress(tuner *tu)
 {
-	if (!tu->o->progress)
+	kt_progress *p = tu->o->progress;
+	if (!p)
 		return;
-	size_t planned = tu->space.count;
-	if (tu->o->budget > 0 && (size_t)tu->o->budget < planned)
-		planned = (size_t)tu->o->budget;
-	kt_progress_update(tu->o->progress, tu->r->nevals, planned, tu->failed, tu->best_us, tu->r->floor_us);
-}
-
-/* ---- candidates --------------------------------------------------------------------------------- */
-
-static void cand_init(tuner *tu, cand *c, size_t idx)
-{
-	const uint16_t *cfg = kt_space_cfg(&tu->space, idx);
-	char sym[160];
-	kt_buf cfgtext = {0};
-	memset(c, 0, sizeof *c);
-	c->idx = idx;
-	c->ev = -1;
-	kt_emit_symbol(tu->t, tu->t->kernel, cfg, sym, sizeof sym);
-	snprintf(c->u.name, sizeof c->u.name, "%s", sym);
-	snprintf(c->u.entry, sizeof c->u.entry, "%s_kernel", sym);
-	kt_emit_variant(tu->t, cfg, sym, &c->u.src);
-	if (tu->cc.prelude)
-		kt_emit_part(tu->t, cfg, sym, &c->u.part);
-	kt_tmpl_format_config(tu->t, cfg, &cfgtext);
-	c->config = kt_buf_detach(&cfgtext);
-}
-
-static void batch_free(batch *b)
-{
-	if (b->compiling)
-		kt_proc_kill(&b->ninja);
-	for (size_t i = 0; i < b->n; i++) {
-		kt_unit_free(&b->c[i].u);
-		free(b->c[i].config);
+	size_t done = 0, planned = 0;
+	for (size_t k = 0; k < tu->ntasks; k++) {
+		const task *ta = &tu->tasks[k];
+		done += ta->state == T_DONE || ta->state == T_FAILED;
+		planned += ta->space.count && tu->o->budget > 0 && (size_t)tu->o->budget < ta->space.count
+				   ? (size_t)tu->o->budget : ta->space.count;
 	}
-	free(b->c);
-	memset(b, 0, sizeof *b);
-}
-
-/* Launch geometry; a configuration whose launch cannot be computed or exceeds the device's
- * launch limits is recorded as over the limits without compiling.  1 when it goes on. */
-static int admit(tuner *tu, cand *c)
-{
-	kt_val env[KT_MAX_SLOTS];
-	kt_err e = {0};
-	char why[256];
-	kt_tmpl_env(tu->t, tu->shape, kt_space_cfg(&tu->space, c->idx), env);
-	if (kt_tmpl_launch(tu->t, env, &c->l, &e)) {
-		c->ev = add_eval(tu, c->idx, KT_OVER_LIMITS, e.msg);
-	} else if (kt_target_fits(&tu->target, &c->l, NULL, why, sizeof why)) {
-		c->ev = add_eval(tu, c->idx, KT_OVER_LIMITS, why);
-	} else {
-		return 1;
+	double best = 0, floor = 0;
+	if (tu->ntasks == 1) {
+		best = tu->tasks[0].best_us;
+		floor = tu->tasks[0].r->floor_us;
 	}
-	tell(tu, c->idx);
-	return 0;
+	kt_progress_update(p, tu->evaluated, planned, tu->counts, best, floor, tu->ntasks, done);
 }
 
-/* Asks the search for up to max new configurations; those already evaluated (the default) are
- * told again at once.  Appends to b. */
-static void ask(tuner *tu, batch *b, size_t max)
-{
-	size_t *idx = kt_xcalloc(max + 1, sizeof *idx);
-	size_t n = kt_search_ask(tu->search, idx, max);
-	b->c = kt_xrealloc(b->c, (b->n + n + 1) * sizeof *b->c);
-	for (size_t i = 0; i < n; i++) {
-		tu->asked[idx[i]] = 1;
-		if (tu->ev_of[idx[i]] >= 0)
-			tell(tu, idx[i]);
-		if (tu->ev_of[idx[i]] != -1)
-			continue; /* evaluated, or on its way: told when measured */
-		cand *c = &b->c[b->n];
-		cand_init(tu, c, idx[i]);
-		tu->ev_of[idx[i]] = PENDING;
-		if (admit(tu, c)) {
-			b->n++;
-		} else {
-			kt_unit_free(&c->u);
-			free(c->config);
-		}
-	}
-	free(idx);
-}
+/* ---- stopping -------------------------------------------------------------------------------------- */
 
-static int compile_start(tuner *tu, batch *b, kt_err *err)
-{
-	if (!b->n)
-		return 0;
-	kt_unit *u = kt_xcalloc(b->n, sizeof *u);
-	for (size_t i = 0; i < b->n; i++)
-		u[i] = b->c[i].u;
-	b->slot = tu->slot;
-	int rc = kt_compile_start(&tu->cc, u, b->n, b->slot, &b->ninja, err);
-	tu->slot ^= 1; /* the next batch may start while this one finishes */
-	free(u); /* the units are shallow copies: b->c keeps the buffers */
-	b->compiling = rc == 0;
-	return rc;
-}
-
-static int compile_finish(tuner *tu, batch *b, kt_err *err)
-{
-	if (!b->compiling)
-		return 0;
-	kt_unit *u = kt_xcalloc(b->n, sizeof *u);
-	for (size_t i = 0; i < b->n; i++)
-		u[i] = b->c[i].u;
-	int rc = kt_compile_finish(&tu->cc, u, b->n, b->slot, &b->ninja, err);
-	for (size_t i = 0; i < b->n; i++) {
-		b->c[i].u = u[i];
-		tu->st.packed += u[i].packed;
-	}
-	free(u);
-	b->compiling = 0;
-	if (rc == 1) /* the template cannot share a translation unit: each variant alone from now on */
-		tu->cc.prelude = NULL;
-	return rc < 0 ? -1 : 0;
-}
-
-/* After compiling: record compile failures and resource overruns.  The rest get an eval slot
- * (status filled when measured). */
-static void sort_out(tuner *tu, batch *b)
-{
-	for (size_t i = 0; i < b->n; i++) {
-		cand *c = &b->c[i];
-		char why[256];
-		if (c->ev >= 0)
-			continue;
-		if (!c->u.ok) {
-			c->ev = add_eval(tu, c->idx, KT_COMPILE_FAILED, c->u.msg);
-		} else if (kt_target_fits(&tu->target, &c->l, &(kt_usage){c->u.regs, c->u.smem_static}, why, sizeof why)) {
-			c->ev = add_eval(tu, c->idx, KT_OVER_LIMITS, why);
-		} else {
-			continue;
-		}
-		kt_eval *e = &tu->r->evals[c->ev];
-		e->regs = c->u.regs;
-		e->smem_static = c->u.smem_static;
-		e->local_bytes = c->u.local_bytes;
-		tell(tu, c->idx);
-	}
-}
-
-static void job_cmd(const char *verb, const cand *c, const char *kernel, const char *config, kt_buf *out)
-{
-	kt_buf_printf(out, "%s\t%s\t%s\t%s", verb, c->u.cubin, kernel, config);
-}
-
-/* Checks and times the compiled candidates of b on the workers. */
-static int measure_batch(tuner *tu, batch *b, kt_err *err)
-{
-	kt_job *jobs = kt_xcalloc(b->n + 1, sizeof *jobs);
-	size_t *which = kt_xcalloc(b->n + 1, sizeof *which), nj = 0;
-	for (size_t i = 0; i < b->n; i++) {
-		if (b->c[i].ev >= 0)
-			continue;
-		kt_buf cmd = {0};
-		job_cmd("eval", &b->c[i], b->c[i].u.entry, b->c[i].config, &cmd);
-		jobs[nj].cmd = kt_buf_detach(&cmd);
-		which[nj++] = i;
-	}
-	int rc = nj ? kt_pool_run(tu->pool, jobs, nj, err) : 0;
-	for (size_t j = 0; rc == 0 && j < nj; j++) {
-		cand *c = &b->c[which[j]];
-		int ok = jobs[j].status == KT_OK;
-		c->ev = add_eval(tu, c->idx, jobs[j].status, ok ? NULL : jobs[j].reply);
-		kt_eval *e = &tu->r->evals[c->ev];
-		if (ok && sscanf(jobs[j].reply, "%lf\t%lf", &e->median_us, &e->spread_us) != 2) {
-			e->status = KT_FAULTED;
-			e->msg = kt_xstrdup("the worker's answer had no times");
-			tu->failed++;
-		}
-		e->regs = c->u.regs;
-		e->smem_static = c->u.smem_static;
-		e->local_bytes = c->u.local_bytes;
-		tu->cubin_of[c->ev] = kt_xstrdup(c->u.cubin);
-		tu->kernel_of[c->ev] = kt_xstrdup(c->u.entry);
-		tell(tu, c->idx);
-		progress(tu);
-	}
-	for (size_t j = 0; j < nj; j++) {
-		free(jobs[j].cmd);
-		kt_job_clear(&jobs[j]);
-	}
-	free(jobs);
-	free(which);
-	return rc;
-}
-
-static int should_stop(const tuner *tu)
+/* Why task ta should ask for nothing more, or NULL while it should go on (its search ending
+ * on its own is noticed when it answers nothing). */
+static const char *stop_reason(const tuner *tu, const task *ta, char *buf, size_t bufsz)
 {
 	const kt_tune_opts *o = tu->o;
-	if (o->seconds > 0 && kt_now() - tu->start >= o->seconds)
-		return 1;
-	double near = o->near_floor == 0 ? DEFAULT_NEAR_FLOOR : o->near_floor;
-	double floor = tu->r->floor_us;
+	if (o->seconds > 0 && ta->charged >= o->seconds)
+		return snprintf(buf, bufsz, "time: its share of %.0f s is spent", o->seconds), buf;
+	double near = o->near_floor == 0 ? DEFAULT_NEAR_FLOOR : o->near_floor, floor = ta->r->floor_us;
 	/* A best time well under the floor means the floor is wrong (tensor-core flops declared as
 	 * fma, or a wgmma kernel that beats the mma.sync probe's rate), so it says nothing about how
 	 * close the search is: go on. */
-	return near > 0 && floor > 0 && tu->best_us > 0 && tu->best_us <= floor * (1 + near) &&
-	       tu->best_us >= floor * (1 - near);
+	if (near > 0 && floor > 0 && ta->best_us > 0 && ta->best_us <= floor * (1 + near) &&
+	    ta->best_us >= floor * (1 - near))
+		return snprintf(buf, bufsz, "near the floor: %.1f%% of it", 100.0 * floor / ta->best_us), buf;
+	/* Converged: only a search that climbs (exhaustive and random promise what their names say). */
+	int patience = o->patience == 0 ? KT_TUNE_PATIENCE : o->patience;
+	if (patience > 0 && ta->best_us > 0 && ta->since_gain >= (size_t)patience &&
+	    !strcmp(kt_search_name(ta->search), "bestfirst"))
+		return snprintf(buf, bufsz, "converged: no gain beyond the noise (%.1f%%) in the last %zu evaluations",
+				100.0 * noise(ta), ta->since_gain), buf;
+	return NULL;
 }
 
-/* ---- the end: re-time the top candidates together and choose ----------------------------------- */
+/* Charges the wall time since the last charge to the active tasks, in equal shares. */
+static void charge(tuner *tu)
+{
+	double now = kt_now(), dt = now - tu->last_charge;
+	size_t active = 0;
+	tu->last_charge = now;
+	for (size_t k = 0; k < tu->ntasks; k++)
+		active += is_active(&tu->tasks[k]);
+	for (size_t k = 0; active && k < tu->ntasks; k++)
+		if (is_active(&tu->tasks[k]))
+			tu->tasks[k].charged += dt / (double)active;
+}
+
+/* ---- the end of a task: re-time its top candidates together and choose --------------------------- */
 
 /* How far cfg is from the default: parameters that differ, then the sum of index distances. */
 static long distance(const kt_tmpl *t, const uint16_t *cfg)
@@ -526,17 +494,25 @@ static int by_time(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Re-times candidates which[0..k) together, interleaved; their times go to med/spr (unchanged
- * when the re-timing fails: the sweep's times stand). */
-static void retime(tuner *tu, const long *which, size_t k, double *med, double *spr)
+/* The unit that measured eval i of task ta. */
+static const unitrec *eval_unit(tuner *tu, const task *ta, long i)
 {
-	kt_tune_result *r = tu->r;
+	long u = unit_of(tu, (int)(ta - tu->tasks), ta->r->evals[i].cfg);
+	return &tu->units[u];
+}
+
+/* Re-times candidates which[0..k) of task ta together, interleaved; their times go to med/spr
+ * (unchanged when the re-timing fails: the sweep's times stand). */
+static void retime(tuner *tu, task *ta, const long *which, size_t k, double *med, double *spr)
+{
+	kt_tune_result *r = ta->r;
 	kt_buf cmd = {0};
-	kt_buf_printf(&cmd, "retime\t%d", RETIME_ROUNDS);
+	kt_buf_printf(&cmd, "retime\t%s\t%d", ta->id, RETIME_ROUNDS);
 	for (size_t i = 0; i < k; i++) {
 		kt_buf cfg = {0};
-		kt_tmpl_format_config(tu->t, r->evals[which[i]].cfg, &cfg);
-		kt_buf_printf(&cmd, "\t%s\t%s\t%s", tu->cubin_of[which[i]], tu->kernel_of[which[i]], kt_buf_str(&cfg));
+		const unitrec *ur = eval_unit(tu, ta, which[i]);
+		kt_tmpl_format_config(ta->t, r->evals[which[i]].cfg, &cfg);
+		kt_buf_printf(&cmd, "\t%s\t%s\t%s", ur->u.cubin, ur->u.entry, kt_buf_str(&cfg));
 		kt_buf_free(&cfg);
 	}
 	kt_job j = {cmd.data, KT_OK, NULL, MEASURE_TIMEOUT_S};
@@ -555,16 +531,16 @@ static void retime(tuner *tu, const long *which, size_t k, double *med, double *
 	kt_buf_free(&cmd);
 }
 
-/* The choice: the fastest few (and the default, when its sweep time is within the noise of the
- * fastest) are re-timed together; among those within the noise of the fastest of them, the
- * default, else the one closest to it.  The evals keep their sweep times. */
-static void choose(tuner *tu)
+/* The choice: the fastest few fully timed (and the default, when its time is within the noise
+ * of the fastest) are re-timed together; among those within the noise of the fastest of them,
+ * the default, else the one closest to it.  The evals keep their sweep times. */
+static void choose(tuner *tu, task *ta)
 {
-	kt_tune_result *r = tu->r;
+	kt_tune_result *r = ta->r;
 	long *ok = kt_xcalloc(r->nevals + 1, sizeof *ok);
 	size_t nok = 0;
 	for (size_t i = 0; i < r->nevals; i++)
-		if (r->evals[i].status == KT_OK)
+		if (r->evals[i].status == KT_OK && !r->evals[i].raced)
 			ok[nok++] = (long)i;
 	r->best = -1;
 	if (!nok) {
@@ -575,14 +551,14 @@ static void choose(tuner *tu)
 	qsort(ok, nok, sizeof *ok, by_time);
 	int top = tu->o->retime_top == 0 ? DEFAULT_RETIME_TOP : tu->o->retime_top;
 	size_t k = top < 1 ? 1 : (size_t)top < nok ? (size_t)top : nok;
-	long def = tu->def_idx >= 0 ? tu->ev_of[tu->def_idx] : -1;
-	if (def >= 0 && r->evals[def].status == KT_OK) {
+	long def = ta->def_idx >= 0 ? ta->ev_of[ta->def_idx] : -1;
+	if (def >= 0 && r->evals[def].status == KT_OK && !r->evals[def].raced) {
 		const kt_eval *b = &r->evals[ok[0]], *d = &r->evals[def];
-		double noise = fmax(fmax(b->spread_us, d->spread_us), NOISE_FLOOR * b->median_us);
+		double nz = fmax(fmax(b->spread_us, d->spread_us), NOISE_FLOOR * b->median_us);
 		int in_top = 0;
 		for (size_t i = 0; i < k; i++)
 			in_top |= ok[i] == def;
-		if (!in_top && d->median_us - b->median_us <= noise)
+		if (!in_top && d->median_us - b->median_us <= nz)
 			ok[k++] = def; /* a slot beyond the top: ok has room for every passing eval */
 	}
 	double *med = kt_xcalloc(k, sizeof *med), *spr = kt_xcalloc(k, sizeof *spr);
@@ -591,16 +567,16 @@ static void choose(tuner *tu)
 		spr[i] = r->evals[ok[i]].spread_us;
 	}
 	if (k > 1)
-		retime(tu, ok, k, med, spr);
+		retime(tu, ta, ok, k, med, spr);
 	size_t fastest = 0;
 	for (size_t i = 1; i < k; i++)
 		if (med[i] < med[fastest])
 			fastest = i;
 	size_t best = fastest;
 	for (size_t i = 0; i < k; i++) {
-		double noise = fmax(fmax(spr[fastest], spr[i]), NOISE_FLOOR * med[fastest]);
-		if (i != best && med[i] - med[fastest] <= noise &&
-		    distance(tu->t, r->evals[ok[i]].cfg) < distance(tu->t, r->evals[ok[best]].cfg))
+		double nz = fmax(fmax(spr[fastest], spr[i]), NOISE_FLOOR * med[fastest]);
+		if (i != best && med[i] - med[fastest] <= nz &&
+		    distance(ta->t, r->evals[ok[i]].cfg) < distance(ta->t, r->evals[ok[best]].cfg))
 			best = i;
 	}
 	r->best = ok[best];
@@ -609,17 +585,522 @@ static void choose(tuner *tu)
 	free(ok);
 }
 
-/* ---- setup --------------------------------------------------------------------------------------- */
-
-static long find_default(const tuner *tu)
+static void finish_task(tuner *tu, task *ta)
 {
-	uint16_t def[KT_MAX_SLOTS];
-	kt_tmpl_default_config(tu->t, def);
-	size_t sz = (size_t)tu->t->nparams * sizeof *def;
-	for (size_t i = 0; i < tu->space.count; i++)
-		if (!memcmp(kt_space_cfg(&tu->space, i), def, sz))
+	double t0 = kt_now();
+	choose(tu, ta);
+	tu->st.retime_s += kt_now() - t0;
+	kt_tune_result *r = ta->r;
+	long d = ta->def_idx >= 0 ? ta->ev_of[ta->def_idx] : -1;
+	if (d >= 0 && r->evals[d].status == KT_OK && !r->evals[d].raced)
+		r->default_us = r->evals[d].median_us;
+	r->seconds = ta->charged;
+	ta->state = T_DONE;
+	kt_progress *p = ta->tt->progress;
+	if (p) {
+		kt_progress_clear(tu->o->progress);
+		kt_progress_done(p, r->nevals, ta->counts, r->best >= 0 ? r->evals[r->best].median_us : 0, r->floor_us,
+				 r->stop);
+	}
+}
+
+/* Moves a task that should stop to draining, and one that is draining with nothing in flight
+ * to done. */
+static void update_state(tuner *tu, task *ta)
+{
+	char why[96];
+	const char *s;
+	if (ta->state == T_ASKING && (s = stop_reason(tu, ta, why, sizeof why))) {
+		snprintf(ta->r->stop, sizeof ta->r->stop, "%s", s);
+		ta->state = T_DRAINING;
+	}
+	if (ta->state == T_DRAINING && ta->inflight == 0)
+		finish_task(tu, ta);
+}
+
+static void fail_task(task *ta, const kt_err *e)
+{
+	ta->state = T_FAILED;
+	ta->err = *e;
+	if (!ta->err.cls)
+		ta->err.cls = KT_E_INTERNAL;
+}
+
+/* ---- asking ----------------------------------------------------------------------------------------- */
+
+/* Launch geometry; a configuration whose launch cannot be computed or exceeds the device's
+ * launch limits is recorded as over the limits without compiling.  1 when it goes on. */
+static int admit(tuner *tu, cand *c)
+{
+	task *ta = &tu->tasks[c->task];
+	kt_val env[KT_MAX_SLOTS];
+	kt_err e = {0};
+	char why[256];
+	kt_tmpl_env(ta->t, ta->shape, kt_space_cfg(&ta->space, c->idx), env);
+	if (kt_tmpl_launch(ta->t, env, &c->l, &e)) {
+		record_failed(tu, c, KT_OVER_LIMITS, e.msg, NULL);
+	} else if (kt_target_fits(&tu->target, &c->l, NULL, why, sizeof why)) {
+		record_failed(tu, c, KT_OVER_LIMITS, why, NULL);
+	} else {
+		return 1;
+	}
+	return 0;
+}
+
+/* After its unit compiled: a compile failure or a resource overrun is recorded; else 1 (to be
+ * measured). */
+static int sort_out(tuner *tu, cand *c)
+{
+	const kt_unit *u = &tu->units[c->unit].u;
+	char why[256];
+	if (!u->ok) {
+		record_failed(tu, c, KT_COMPILE_FAILED, u->msg, u);
+		return 0;
+	}
+	if (kt_target_fits(&tu->target, &c->l, &(kt_usage){u->regs, u->smem_static}, why, sizeof why)) {
+		record_failed(tu, c, KT_OVER_LIMITS, why, u);
+		return 0;
+	}
+	return 1;
+}
+
+/* Makes configuration idx of task k a candidate: waiting for its unit, or ready when the unit is
+ * compiled already (for another shape, or earlier). */
+static void enqueue(tuner *tu, int k, size_t idx, idlist *fresh)
+{
+	task *ta = &tu->tasks[k];
+	cand c = {.task = k, .idx = idx, .seq = tu->seq++};
+	ta->ev_of[idx] = PENDING;
+	ta->inflight++;
+	if (!admit(tu, &c))
+		return;
+	kt_buf cfg = {0};
+	kt_tmpl_format_config(ta->t, kt_space_cfg(&ta->space, idx), &cfg);
+	c.config = kt_buf_detach(&cfg);
+	c.unit = unit_of(tu, k, kt_space_cfg(&ta->space, idx));
+	unitrec *ur = &tu->units[c.unit];
+	if (ur->state == U_NEW) {
+		ur->state = U_COMPILING;
+		ur->task = k;
+		id_add(fresh, c.unit);
+	} else if (ur->task != k) {
+		tu->st.reused++;
+	}
+	if (ur->state == U_DONE) {
+		if (sort_out(tu, &c))
+			list_add(&tu->ready, &c);
+		else
+			cand_free(&c);
+	} else {
+		list_add(&tu->waiting, &c);
+	}
+}
+
+/* Asks task k's search for up to max configurations; those already evaluated (the default, a
+ * known one) are told again at once. */
+static size_t ask_task(tuner *tu, int k, size_t max, idlist *fresh)
+{
+	task *ta = &tu->tasks[k];
+	size_t *idx = kt_xcalloc(max + 1, sizeof *idx);
+	size_t n = kt_search_ask(ta->search, idx, max);
+	for (size_t i = 0; i < n; i++) {
+		ta->asked[idx[i]] = 1;
+		if (ta->ev_of[idx[i]] >= 0)
+			tell(ta, idx[i]);
+		else if (ta->ev_of[idx[i]] == -1)
+			enqueue(tu, k, idx[i], fresh);
+	}
+	free(idx);
+	if (n == 0 && ta->state == T_ASKING) {
+		snprintf(ta->r->stop, sizeof ta->r->stop, "%s",
+			 tu->o->budget > 0 && (long)kt_search_asked(ta->search) >= tu->o->budget ? "the budget is spent"
+												   : "the space is exhausted");
+		ta->state = T_DRAINING;
+	}
+	return n;
+}
+
+static int batch_size(const tuner *tu)
+{
+	if (tu->o->batch > 0)
+		return tu->o->batch;
+	int n = 4 * kt_compile_jobs(&tu->batchcc); /* several waves of nvcc per batch: the last wave's tail idles fewer cores */
+	return n < MIN_BATCH ? MIN_BATCH : n > MAX_BATCH ? MAX_BATCH : n;
+}
+
+/* Asks the searching tasks, in turn, for a batch's worth of configurations (each at least a
+ * few); new units go to fresh. */
+static void ask_all(tuner *tu, idlist *fresh)
+{
+	size_t active = 0;
+	for (size_t k = 0; k < tu->ntasks; k++)
+		active += tu->tasks[k].state == T_ASKING;
+	if (!active)
+		return;
+	size_t total = (size_t)batch_size(tu), each = (total + active - 1) / active;
+	each = each < MIN_ASK ? MIN_ASK : each;
+	for (size_t k = 0; k < tu->ntasks; k++)
+		if (tu->tasks[k].state == T_ASKING)
+			ask_task(tu, (int)k, each, fresh);
+}
+
+/* ---- compiling ------------------------------------------------------------------------------------- */
+
+/* Starts compiling the fresh units in the next free slot. */
+static int compile_start(tuner *tu, const idlist *l, kt_err *err)
+{
+	int s = tu->next_slot;
+	const long *fresh = l->v;
+	size_t n = l->n;
+	kt_unit *u = kt_xcalloc(n + 1, sizeof *u);
+	for (size_t i = 0; i < n; i++) {
+		u[i] = tu->units[fresh[i]].u;
+		tu->units[fresh[i]].slot = s;
+	}
+	int rc = kt_compile_start(&tu->batchcc, u, n, s, &tu->ninja[s], err);
+	free(u); /* shallow copies: the units keep their buffers */
+	tu->slot_units[s] = kt_xmalloc((n + 1) * sizeof *tu->slot_units[s]);
+	memcpy(tu->slot_units[s], fresh, n * sizeof *fresh);
+	tu->slot_n[s] = n;
+	tu->busy[s] = rc == 0;
+	tu->next_slot = (s + 1) % SLOTS;
+	tu->st.batches++;
+	return rc;
+}
+
+/* Waits for slot s's compile, takes its results into the units, and moves the candidates
+ * waiting for them to ready (or records their failure). */
+static int compile_finish(tuner *tu, int s, kt_err *err)
+{
+	size_t n = tu->slot_n[s];
+	kt_unit *u = kt_xcalloc(n + 1, sizeof *u);
+	for (size_t i = 0; i < n; i++)
+		u[i] = tu->units[tu->slot_units[s][i]].u;
+	int rc = kt_compile_finish(&tu->batchcc, u, n, s, &tu->ninja[s], err);
+	for (size_t i = 0; i < n; i++) {
+		unitrec *ur = &tu->units[tu->slot_units[s][i]];
+		ur->u = u[i];
+		ur->state = U_DONE;
+		tu->st.packed += u[i].packed;
+		tu->st.compiled++;
+		if (u[i].unpackable) /* its template cannot share a translation unit: alone from now on */
+			tu->groups[ur->group].cc.prelude = NULL;
+	}
+	free(u);
+	free(tu->slot_units[s]);
+	tu->slot_units[s] = NULL;
+	tu->busy[s] = 0;
+	size_t keep = 0;
+	for (size_t i = 0; i < tu->waiting.n; i++) {
+		cand *c = &tu->waiting.v[i];
+		if (tu->units[c->unit].state != U_DONE)
+			tu->waiting.v[keep++] = *c;
+		else if (sort_out(tu, c))
+			list_add(&tu->ready, c);
+		else
+			cand_free(c);
+	}
+	tu->waiting.n = keep;
+	return rc < 0 ? -1 : 0;
+}
+
+/* The oldest busy slot, or -1. */
+static int oldest_busy(const tuner *tu)
+{
+	for (int i = 0; i < SLOTS; i++) {
+		int s = (tu->next_slot + i) % SLOTS;
+		if (tu->busy[s])
+			return s;
+	}
+	return -1;
+}
+
+/* Finishes the compiles that are done without waiting; with wait, at least the oldest. */
+static int reap(tuner *tu, int wait, kt_err *err)
+{
+	for (int i = 0; i < SLOTS; i++) {
+		int s = oldest_busy(tu);
+		if (s < 0)
+			break;
+		int st;
+		if (!(wait && i == 0) && kt_proc_wait(&tu->ninja[s], 0, &st) == 0)
+			break; /* still running */
+		if (compile_finish(tu, s, err))
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- measuring ---------------------------------------------------------------------------------- */
+
+static int by_task(const void *a, const void *b)
+{
+	const cand *x = a, *y = b;
+	int c = (x->task > y->task) - (x->task < y->task);
+	return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Checks and times the ready candidates on the workers, grouped by problem. */
+static int measure_ready(tuner *tu, kt_err *err)
+{
+	size_t n = tu->ready.n;
+	if (!n)
+		return 0;
+	cand *cs = tu->ready.v;
+	tu->ready = (candlist){0};
+	qsort(cs, n, sizeof *cs, by_task);
+	double race = tu->o->race == 0 ? KT_TUNE_RACE : tu->o->race;
+	kt_job *jobs = kt_xcalloc(n + 1, sizeof *jobs);
+	for (size_t i = 0; i < n; i++) {
+		const task *ta = &tu->tasks[cs[i].task];
+		const unitrec *ur = &tu->units[cs[i].unit];
+		kt_buf cmd = {0};
+		kt_buf_printf(&cmd, "eval\t%s\t%s\t%s\t%s", ta->id, ur->u.cubin, ur->u.entry, cs[i].config);
+		if (race > 0 && ta->best_us > 0)
+			kt_buf_printf(&cmd, "\t%.4f", ta->best_us * (1 + race));
+		jobs[i].cmd = kt_buf_detach(&cmd);
+	}
+	double t0 = kt_now();
+	int rc = kt_pool_run(tu->pool, jobs, n, err);
+	tu->st.measure_s += kt_now() - t0;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		task *ta = &tu->tasks[cs[i].task];
+		unitrec *ur = &tu->units[cs[i].unit];
+		int ok = jobs[i].status == KT_OK;
+		kt_eval *e = add_eval(tu, ta, cs[i].idx, jobs[i].status, ok ? NULL : jobs[i].reply, &ur->u);
+		char word[16] = "";
+		if (ok && sscanf(jobs[i].reply, "%lf\t%lf\t%15s", &e->median_us, &e->spread_us, word) < 2) {
+			e->status = KT_FAULTED;
+			e->msg = kt_xstrdup("the worker's answer had no times");
+			ta->counts[KT_OK]--, ta->counts[KT_FAULTED]++;
+			tu->counts[KT_OK]--, tu->counts[KT_FAULTED]++;
+		}
+		e->raced = e->status == KT_OK && !strcmp(word, "raced");
+		tu->st.raced += e->raced;
+		ta->inflight--;
+		tell(ta, cs[i].idx);
+	}
+	for (size_t i = 0; i < n; i++) {
+		free(jobs[i].cmd);
+		kt_job_clear(&jobs[i]);
+		cand_free(&cs[i]);
+	}
+	free(jobs);
+	free(cs);
+	return rc;
+}
+
+/* ---- setup ------------------------------------------------------------------------------------------ */
+
+static long find_cfg(const kt_space *sp, int np, const uint16_t *cfg)
+{
+	for (size_t i = 0; i < sp->count; i++)
+		if (!memcmp(kt_space_cfg(sp, i), cfg, (size_t)np * sizeof *cfg))
 			return (long)i;
 	return -1;
+}
+
+/* Narrows the space to the configurations of tt->only, in their order; each must be in it.  The
+ * default stays too when it is feasible (without a reference kernel it is the reference). */
+static int keep_only(task *ta, kt_err *err)
+{
+	const kt_tune_task *tt = ta->tt;
+	size_t np = (size_t)ta->t->nparams, n = 0;
+	uint16_t def[KT_MAX_SLOTS];
+	kt_tmpl_default_config(ta->t, def);
+	long d = find_cfg(&ta->space, (int)np, def);
+	uint16_t *keep = kt_xcalloc((tt->nonly + 1) * np + 1, sizeof *keep);
+	if (d >= 0)
+		memcpy(keep + n++ * np, def, np * sizeof *keep);
+	for (size_t j = 0; j < tt->nonly; j++) {
+		const uint16_t *want = tt->only + j * np;
+		if (find_cfg(&ta->space, (int)np, want) < 0) {
+			kt_buf cfg = {0};
+			kt_tmpl_format_config(ta->t, want, &cfg);
+			kt_fail(err, "configuration %s is not feasible at this shape", kt_buf_str(&cfg));
+			kt_buf_free(&cfg);
+			free(keep);
+			return -1;
+		}
+		size_t k = 0; /* given twice, or the default: evaluated once */
+		while (k < n && memcmp(keep + k * np, want, np * sizeof *want))
+			k++;
+		if (k == n)
+			memcpy(keep + n++ * np, want, np * sizeof *want);
+	}
+	free(ta->space.cfgs);
+	ta->space.cfgs = keep;
+	ta->space.count = n;
+	return 0;
+}
+
+/* The task's space, search (with its seeds and what is known), and result. */
+static int task_setup(tuner *tu, task *ta, kt_err *err)
+{
+	const kt_tune_task *tt = ta->tt;
+	const kt_tune_opts *o = tu->o;
+	if (kt_space_enum(ta->t, ta->shape, &ta->space, err))
+		return -1;
+	if (!ta->space.count)
+		return kt_fail(err, "no configuration of %s is feasible at this shape", ta->t->kernel);
+	if (tt->nonly && keep_only(ta, err))
+		return -1;
+	ta->search = kt_search_new(o->strategy, ta->t, &ta->space, o->budget, o->seed, err);
+	if (!ta->search)
+		return -1;
+	int np = ta->t->nparams;
+	size_t ns = 0, *seeds = kt_xcalloc(tt->nseeds + 1, sizeof *seeds);
+	for (size_t i = 0; i < tt->nseeds; i++) {
+		long j = find_cfg(&ta->space, np, tt->seeds + i * (size_t)np);
+		if (j >= 0)
+			seeds[ns++] = (size_t)j;
+	}
+	kt_search_seed(ta->search, seeds, ns);
+	free(seeds);
+	for (size_t i = 0; i < tt->nknown; i++) {
+		long j = find_cfg(&ta->space, np, tt->known + i * (size_t)np);
+		if (j >= 0)
+			kt_search_known(ta->search, (size_t)j, tt->known_us[i]);
+	}
+	ta->ev_of = kt_xmalloc(ta->space.count * sizeof *ta->ev_of);
+	ta->asked = kt_xcalloc(ta->space.count, 1);
+	for (size_t i = 0; i < ta->space.count; i++)
+		ta->ev_of[i] = -1;
+	uint16_t def[KT_MAX_SLOTS];
+	kt_tmpl_default_config(ta->t, def);
+	ta->def_idx = find_cfg(&ta->space, np, def);
+	if (ta->def_idx < 0 && !ta->t->reference)
+		return kt_fail(err, "the default configuration is infeasible at this shape and the template names no reference kernel");
+	kt_tune_result *r = ta->r;
+	r->nparams = np;
+	r->best = -1;
+	snprintf(r->strategy, sizeof r->strategy, "%s", kt_search_name(ta->search));
+	snprintf(r->driver, sizeof r->driver, "%s", tu->info.driver);
+	r->seed = o->seed;
+	r->budget = o->budget > 0 ? o->budget : (long)ta->space.count;
+	return 0;
+}
+
+/* The reference of task k: the default configuration (measured like any other, first), or,
+ * when the template names a reference kernel, that kernel in the default's unit (any feasible
+ * configuration's when the default is infeasible). */
+static void task_reference(tuner *tu, int k, idlist *fresh)
+{
+	task *ta = &tu->tasks[k];
+	size_t ri = ta->def_idx >= 0 ? (size_t)ta->def_idx : 0;
+	if (ta->def_idx >= 0)
+		enqueue(tu, k, ri, fresh);
+	ta->ref_unit = unit_of(tu, k, kt_space_cfg(&ta->space, ri));
+	if (tu->units[ta->ref_unit].state == U_NEW) { /* the default exceeds the device: its text serves */
+		tu->units[ta->ref_unit].state = U_COMPILING;
+		id_add(fresh, ta->ref_unit);
+	}
+	kt_val env[KT_MAX_SLOTS];
+	kt_err e = {0};
+	kt_tmpl_env(ta->t, ta->shape, kt_space_cfg(&ta->space, ri), env);
+	kt_tmpl_launch(ta->t, env, &ta->ref_l, &e);
+}
+
+static void job_types(const kt_tmpl *t, kt_buf *cmd)
+{
+	for (int i = 0; i < t->ntypes; i++)
+		kt_buf_printf(cmd, "\t%s=%s", t->types[i].name, kt_etypes[t->types[i].chosen].name);
+}
+
+/* Defines task ta on the workers and runs its reference. */
+static int task_start(tuner *tu, task *ta)
+{
+	kt_buf cmd = {0}, shape = {0};
+	kt_err e = {0};
+	const char *reply = NULL;
+	kt_tmpl_format_shape(ta->t, ta->shape, &shape);
+	kt_buf_printf(&cmd, "problem\t%s\t%s\t%s", ta->id, ta->t->path, kt_buf_str(&shape));
+	job_types(ta->t, &cmd);
+	int rc = kt_pool_setup(tu->pool, kt_buf_str(&cmd), NULL, &e);
+	const unitrec *ur = &tu->units[ta->ref_unit];
+	long d = ta->def_idx >= 0 ? ta->ev_of[ta->def_idx] : -1;
+	if (rc == 0 && !ta->t->reference && d >= 0 && ta->r->evals[d].status == KT_OVER_LIMITS)
+		rc = kt_fail(&e, "the default configuration, the reference, exceeds the device: %s (the template names no reference kernel)",
+			     ta->r->evals[d].msg ? ta->r->evals[d].msg : "");
+	else if (rc == 0 && !ur->u.ok)
+		rc = kt_fail(&e, "the reference variant did not compile:\n%s", ur->u.msg ? ur->u.msg : "");
+	if (rc == 0) {
+		kt_buf_reset(&cmd);
+		if (ta->t->reference) {
+			kt_buf_printf(&cmd, "ref\t%s\t%s\t%s_reference\t-", ta->id, ur->u.cubin, ur->sym);
+		} else {
+			kt_buf_printf(&cmd, "ref\t%s\t%s\t%s\t", ta->id, ur->u.cubin, ur->u.entry);
+			kt_tmpl_format_config(ta->t, kt_space_cfg(&ta->space, (size_t)ta->def_idx), &cmd);
+		}
+		rc = kt_pool_setup(tu->pool, kt_buf_str(&cmd), &reply, &e);
+		if (rc) {
+			kt_err why = e;
+			kt_fail_internal(&e, "the reference (%s) failed: %s",
+					 ta->t->reference ? ta->t->reference : "the default configuration", why.msg);
+		}
+	}
+	if (rc == 0 && ta->t->reference)
+		ta->r->reference_us = atof(reply);
+	if (rc)
+		fail_task(ta, &e);
+	kt_buf_free(&cmd);
+	kt_buf_free(&shape);
+	return rc;
+}
+
+/* ---- ceilings and floors --------------------------------------------------------------------- */
+
+/* The arithmetic ceilings, by kt_flops_unit: the worker's command that measures each. */
+static const char *const rate_cmds[KT_NFLOPS_UNITS] = {[KT_FLOPS_FMA] = "rate", [KT_FLOPS_TENSOR] = "rate\ttensor"};
+
+/* Runs one measuring command ("bw N", "rate") on the pool; its first number, or 0. */
+static double measure(tuner *tu, const char *cmd, kt_err *err)
+{
+	kt_job j = {(char *)cmd, KT_OK, NULL, MEASURE_TIMEOUT_S};
+	double v = 0;
+	if (kt_pool_run(tu->pool, &j, 1, err) == 0 && j.status == KT_OK)
+		v = atof(j.reply);
+	kt_job_clear(&j);
+	return v;
+}
+
+static double *ceiling_of(kt_ceilings *c, int unit) { return unit == KT_FLOPS_TENSOR ? &c->tensor_gflops : &c->gflops; }
+
+/* The ceilings the tasks need and nobody knew: measured once for the batch. */
+static int measure_ceilings(tuner *tu, kt_err *err)
+{
+	int want_bw = 0, want_rate[KT_NFLOPS_UNITS] = {0};
+	for (size_t k = 0; k < tu->ntasks; k++) {
+		const task *ta = &tu->tasks[k];
+		if (ta->state == T_FAILED)
+			continue;
+		want_bw |= ta->ref_l.bytes > 0;
+		want_rate[ta->t->flops_unit] |= ta->ref_l.flops > 0;
+	}
+	if (want_bw && tu->ceil.bw_gbs <= 0) {
+		char cmd[64];
+		int64_t mem = tu->info.lim.mem_bytes, bytes = mem / 8 < BW_BYTES ? mem / 8 : BW_BYTES;
+		snprintf(cmd, sizeof cmd, "bw\t%lld", (long long)bytes);
+		tu->ceil.bw_gbs = measure(tu, cmd, err);
+	}
+	for (int u = 0; u < KT_NFLOPS_UNITS; u++)
+		if (want_rate[u] && *ceiling_of(&tu->ceil, u) <= 0)
+			*ceiling_of(&tu->ceil, u) = measure(tu, rate_cmds[u], err);
+	return 0;
+}
+
+/* The roofline floor of task ta at its reference launch: bytes / bandwidth, flops / the rate of
+ * the template's arithmetic, the larger.  A ceiling that is unknown (0) adds nothing. */
+static void set_floor(tuner *tu, task *ta)
+{
+	kt_tune_result *r = ta->r;
+	const kt_launch *l = &ta->ref_l;
+	if (l->bytes > 0)
+		r->bw_gbs = tu->ceil.bw_gbs;
+	if (l->flops > 0)
+		r->flops_rate = *ceiling_of(&tu->ceil, ta->t->flops_unit);
+	double tb = r->bw_gbs > 0 ? l->bytes / (r->bw_gbs * 1e3) : 0, tf = r->flops_rate > 0 ? l->flops / (r->flops_rate * 1e3) : 0;
+	r->floor_us = tb > tf ? tb : tf;
 }
 
 static int open_pool(tuner *tu, const int *gpus, int ngpus, kt_err *err)
@@ -632,303 +1113,253 @@ static int open_pool(tuner *tu, const int *gpus, int ngpus, kt_err *err)
 			return kt_fail_internal(err, "cannot find the kt executable for the workers");
 		exe[n] = 0;
 	}
-	kt_buf shape = {0};
-	kt_tmpl_format_shape(tu->t, tu->shape, &shape);
 	char *log = kt_path_join(tu->workdir, "worker.log");
-	kt_worker_opts wo = {o->exe ? o->exe : exe, o->backend, tu->t->path, o->types, o->ntypes, kt_buf_str(&shape),
-			     o->seed, o->timeout_s, 0, log};
+	kt_worker_opts wo = {o->exe ? o->exe : exe, o->backend, o->seed, o->timeout_s, 0, log};
 	tu->pool = kt_pool_new(&wo, gpus, ngpus, err);
-	kt_buf_free(&shape);
 	free(log);
 	return tu->pool ? 0 : -1;
 }
 
-/* The reference: the template's reference kernel, else the default configuration. */
-static int run_reference(tuner *tu, const cand *ref, kt_err *err)
+static int any_setup(const tuner *tu)
 {
-	kt_buf cmd = {0}, kernel = {0};
-	if (tu->t->reference) {
-		kt_buf_printf(&kernel, "%s_reference", ref->u.name);
-		job_cmd("ref", ref, kt_buf_str(&kernel), "-", &cmd);
-	} else {
-		job_cmd("ref", ref, ref->u.entry, ref->config, &cmd);
-	}
-	const char *reply = NULL;
-	int rc = kt_pool_setup(tu->pool, kt_buf_str(&cmd), &reply, err);
-	if (rc == 0 && tu->t->reference)
-		tu->r->reference_us = atof(reply);
-	if (rc) {
-		kt_err e = *err;
-		kt_fail_internal(err, "the reference (%s) failed: %s", tu->t->reference ? tu->t->reference : "the default configuration", e.msg);
-	}
-	kt_buf_free(&cmd);
-	kt_buf_free(&kernel);
-	return rc;
+	for (size_t k = 0; k < tu->ntasks; k++)
+		if (tu->tasks[k].state == T_SETUP)
+			return 1;
+	return 0;
 }
 
-static int batch_size(const tuner *tu)
+/* The first compile batch: the check kernels, each task's reference and default and what its
+ * search asks first.  The workers start while nvcc runs; then the check kernels are loaded,
+ * every problem is defined and its reference run, and the ceilings are measured. */
+static int first_batch(tuner *tu, const int *gpus, int ngpus, kt_err *err)
 {
-	if (tu->o->batch > 0)
-		return tu->o->batch;
-	int n = 4 * kt_compile_jobs(&tu->cc); /* several waves of nvcc per batch: the last wave's tail idles fewer cores */
-	return n < MIN_BATCH ? MIN_BATCH : n > MAX_BATCH ? MAX_BATCH : n;
-}
-
-/* The first batch: the check kernels (unit 0), a reference unit when the default is not
- * measured (unit 1), the default configuration and what the search asks first.  The workers
- * start while nvcc runs.  On return b holds the configurations; *ref points at the unit that
- * holds the reference (in b, or the extra one in pre). */
-static int first_batch(tuner *tu, batch *b, batch *pre, const cand **ref, const int *gpus, int ngpus, kt_err *err)
-{
-	tu->def_idx = find_default(tu);
-	if (tu->def_idx < 0 && !tu->t->reference)
-		return kt_fail(err, "the default configuration is infeasible at this shape and the template names no reference kernel");
-	pre->c = kt_xcalloc(2, sizeof *pre->c);
-	cand *check = &pre->c[pre->n++];
-	snprintf(check->u.name, sizeof check->u.name, "kt_check");
-	kt_check_source(&check->u.src);
-	check->ev = -1;
-	b->c = kt_xcalloc(2, sizeof *b->c);
-	if (tu->def_idx >= 0) { /* the default is measured like every other configuration, first */
-		cand_init(tu, &b->c[0], (size_t)tu->def_idx);
-		tu->ev_of[tu->def_idx] = PENDING;
-		if (admit(tu, &b->c[0]))
-			b->n = 1;
-		else
-			kt_unit_free(&b->c[0].u), free(b->c[0].config);
-	}
-	if (!b->n) { /* only the reference kernel: from the variant text of any configuration */
-		cand *r = &pre->c[pre->n++];
-		kt_val env[KT_MAX_SLOTS];
-		kt_err e = {0};
-		cand_init(tu, r, tu->def_idx >= 0 ? (size_t)tu->def_idx : 0);
-		snprintf(r->u.name, sizeof r->u.name, "kt_reference");
-		kt_buf_free(&r->u.part); /* compiled alone, under its own name */
-		kt_tmpl_env(tu->t, tu->shape, kt_space_cfg(&tu->space, r->idx), env);
-		kt_tmpl_launch(tu->t, env, &r->l, &e);
-	}
-	int ref_in_b = b->n > 0;
-	ask(tu, b, (size_t)batch_size(tu)); /* may move b->c */
-	*ref = ref_in_b ? &b->c[0] : &pre->c[1];
-	batch all = {0};
-	all.n = pre->n + b->n;
-	all.c = kt_xcalloc(all.n + 1, sizeof *all.c);
-	memcpy(all.c, pre->c, pre->n * sizeof *all.c);
-	memcpy(all.c + pre->n, b->c, b->n * sizeof *all.c);
-	int rc = compile_start(tu, &all, err);
+	idlist fresh = {0};
+	long check = unit_add(tu);
+	unitrec *cu = &tu->units[check];
+	snprintf(cu->u.name, sizeof cu->u.name, "kt_check");
+	kt_check_source(&cu->u.src);
+	cu->state = U_COMPILING;
+	index_put(tu, check);
+	id_add(&fresh, check);
+	size_t each = (size_t)batch_size(tu) / tu->ntasks;
+	each = each < MIN_ASK ? MIN_ASK : each;
+	for (size_t k = 0; k < tu->ntasks; k++)
+		if (tu->tasks[k].state == T_SETUP) {
+			task_reference(tu, (int)k, &fresh);
+			tu->tasks[k].state = T_ASKING;
+			ask_task(tu, (int)k, each, &fresh);
+		}
+	int rc = compile_start(tu, &fresh, err);
+	free(fresh.v);
 	if (rc == 0)
 		rc = open_pool(tu, gpus, ngpus, err);
-	if (all.compiling) {
+	if (tu->busy[0]) {
 		kt_err e = {0};
-		int crc = compile_finish(tu, &all, &e);
+		int crc = compile_finish(tu, 0, &e);
 		if (rc == 0 && crc)
 			rc = -1, *err = e;
 	}
-	memcpy(pre->c, all.c, pre->n * sizeof *all.c);
-	memcpy(b->c, all.c + pre->n, b->n * sizeof *all.c);
-	free(all.c);
 	if (rc)
 		return -1;
-	if (!check->u.ok)
-		return kt_fail_internal(err, "the check kernels did not compile:\n%s", check->u.msg);
-	if (!(*ref)->u.ok)
-		return kt_fail(err, "the reference variant did not compile:\n%s", (*ref)->u.msg);
+	cu = &tu->units[check];
+	if (!cu->u.ok)
+		return kt_fail_internal(err, "the check kernels did not compile:\n%s", cu->u.msg);
 	kt_buf cmd = {0};
-	kt_buf_printf(&cmd, "check\t%s", check->u.cubin);
+	kt_buf_printf(&cmd, "check\t%s", cu->u.cubin);
 	rc = kt_pool_setup(tu->pool, kt_buf_str(&cmd), NULL, err);
 	kt_buf_free(&cmd);
+	for (size_t k = 0; rc == 0 && k < tu->ntasks; k++)
+		if (is_active(&tu->tasks[k]))
+			task_start(tu, &tu->tasks[k]);
+	if (rc == 0)
+		rc = measure_ceilings(tu, err);
+	for (size_t k = 0; rc == 0 && k < tu->ntasks; k++)
+		set_floor(tu, &tu->tasks[k]);
 	return rc;
 }
+
+/* ---- the loop ------------------------------------------------------------------------------------- */
+
+/* Drops the candidates of tasks that failed (their results no longer matter). */
+static void drop_failed(tuner *tu, candlist *l)
+{
+	size_t keep = 0;
+	for (size_t i = 0; i < l->n; i++)
+		if (tu->tasks[l->v[i].task].state == T_FAILED)
+			cand_free(&l->v[i]);
+		else
+			l->v[keep++] = l->v[i];
+	l->n = keep;
+}
+
+static int any_active(const tuner *tu)
+{
+	for (size_t k = 0; k < tu->ntasks; k++)
+		if (is_active(&tu->tasks[k]))
+			return 1;
+	return 0;
+}
+
+/* Starts a compile batch when a slot is free and the searches have something to ask. */
+static int refill(tuner *tu, kt_err *err)
+{
+	if (tu->busy[tu->next_slot])
+		return 0;
+	idlist fresh = {0};
+	ask_all(tu, &fresh);
+	int rc = fresh.n ? compile_start(tu, &fresh, err) : 0;
+	free(fresh.v);
+	return rc;
+}
+
+static int pipeline(tuner *tu, kt_err *err)
+{
+	int rc = 0;
+	while (rc == 0 && any_active(tu)) {
+		rc = refill(tu, err);
+		if (rc == 0 && !tu->ready.n) {
+			double t0 = kt_now();
+			rc = reap(tu, oldest_busy(tu) >= 0, err);
+			tu->st.compile_wait_s += kt_now() - t0;
+		}
+		if (rc == 0)
+			rc = measure_ready(tu, err);
+		if (rc == 0)
+			rc = reap(tu, 0, err);
+		charge(tu);
+		for (size_t k = 0; k < tu->ntasks; k++)
+			if (is_active(&tu->tasks[k]))
+				update_state(tu, &tu->tasks[k]);
+		drop_failed(tu, &tu->waiting);
+		progress(tu);
+		if (rc == 0 && !tu->ready.n && oldest_busy(tu) < 0 && !tu->waiting.n && any_active(tu)) {
+			/* Nothing in flight and nothing asked: every search is waiting on nothing. */
+			int asked = 0;
+			for (size_t k = 0; k < tu->ntasks; k++)
+				asked |= tu->tasks[k].state == T_ASKING;
+			if (!asked)
+				break;
+		}
+	}
+	return rc;
+}
+
+/* ---- the batch -------------------------------------------------------------------------------------- */
 
 static void tuner_free(tuner *tu)
 {
+	for (int s = 0; s < SLOTS; s++) {
+		if (tu->busy[s])
+			kt_proc_kill(&tu->ninja[s]);
+		free(tu->slot_units[s]);
+	}
 	kt_pool_free(tu->pool);
-	if (tu->search)
-		kt_search_free(tu->search);
-	for (size_t i = 0; i < tu->r->nevals; i++) {
-		free(tu->cubin_of[i]);
-		free(tu->kernel_of[i]);
+	list_free(&tu->waiting);
+	list_free(&tu->ready);
+	for (size_t k = 0; k < tu->ntasks; k++) {
+		task *ta = &tu->tasks[k];
+		if (ta->search)
+			kt_search_free(ta->search);
+		free(ta->ev_of);
+		free(ta->asked);
+		kt_space_free(&ta->space);
 	}
-	free(tu->cubin_of);
-	free(tu->kernel_of);
-	free(tu->ev_of);
-	free(tu->asked);
-	kt_space_free(&tu->space);
-	remove_workdir(tu);
+	free(tu->tasks);
+	for (size_t u = 0; u < tu->nunits; u++)
+		kt_unit_free(&tu->units[u].u);
+	free(tu->units);
+	free(tu->index);
+	for (int g = 0; g < tu->ngroups; g++)
+		group_free(&tu->groups[g]);
+	free(tu->groups);
+	if (tu->own_workdir)
+		kt_remove_tree(tu->workdir);
 	free(tu->workdir);
-	free(tu->nvcc);
-	kt_buf_free(&tu->prelude);
-	for (int i = 0; i < tu->ndeps; i++)
-		free(tu->deps[i]);
-	free(tu->deps);
 }
 
-/* Narrows the space to the configurations of o->only, in their order; each must be in it.  The
- * default stays too when it is feasible (without a reference kernel it is the reference). */
-static int keep_only(tuner *tu, kt_err *err)
+/* Sets up every task; one that cannot be tuned is failed with its reason, the others go on. */
+static void setup_tasks(tuner *tu, kt_tune_task *tasks, size_t n)
 {
-	const kt_tune_opts *o = tu->o;
-	size_t np = (size_t)tu->t->nparams, n = 0;
-	long def = find_default(tu);
-	uint16_t *keep = kt_xcalloc((o->nonly + 1) * np + 1, sizeof *keep);
-	if (def >= 0)
-		memcpy(keep + n++ * np, kt_space_cfg(&tu->space, (size_t)def), np * sizeof *keep);
-	for (size_t j = 0; j < o->nonly; j++) {
-		const uint16_t *want = o->only + j * np;
-		size_t i = 0;
-		while (i < tu->space.count && memcmp(kt_space_cfg(&tu->space, i), want, np * sizeof *want))
-			i++;
-		if (i == tu->space.count) {
-			kt_buf cfg = {0};
-			kt_tmpl_format_config(tu->t, want, &cfg);
-			kt_fail(err, "configuration %s is not feasible at this shape", kt_buf_str(&cfg));
-			kt_buf_free(&cfg);
-			free(keep);
-			return -1;
-		}
-		size_t k = 0; /* given twice, or the default: evaluated once */
-		while (k < n && memcmp(keep + k * np, want, np * sizeof *want))
-			k++;
-		if (k == n)
-			memcpy(keep + n++ * np, want, np * sizeof *want);
+	tu->tasks = kt_xcalloc(n + 1, sizeof *tu->tasks);
+	tu->ntasks = n;
+	for (size_t k = 0; k < n; k++) {
+		task *ta = &tu->tasks[k];
+		kt_tune_task *tt = &tasks[k];
+		memset(&tt->out, 0, sizeof tt->out);
+		tt->out.best = -1;
+		tt->rc = 0;
+		tt->err = (kt_err){0};
+		*ta = (task){.tt = tt, .t = tt->p.tmpl, .shape = tt->p.shape, .r = &tt->out, .def_idx = -1, .ref_unit = -1};
+		snprintf(ta->id, sizeof ta->id, "p%zu", k);
+		kt_err e = {0};
+		int g = group_of(tu, ta->t, tt->p.tc, &e);
+		if (g < 0 || task_setup(tu, ta, &e) != 0)
+			fail_task(ta, &e);
+		ta->group = g < 0 ? 0 : g;
 	}
-	free(tu->space.cfgs);
-	tu->space.cfgs = keep;
-	tu->space.count = n;
-	return 0;
 }
 
-static int setup(tuner *tu, int **gpus, int *ngpus, kt_err *err)
+int kt_tune_batch(kt_tune_task *tasks, size_t n, const kt_tune_opts *o, kt_err *err)
 {
-	const kt_tune_opts *o = tu->o;
-	if (pick_gpus(o, &tu->info, gpus, ngpus, err) || kt_space_enum(tu->t, tu->shape, &tu->space, err))
-		return -1;
-	if (!tu->space.count)
-		return kt_fail(err, "no configuration of %s is feasible at this shape", tu->t->kernel);
-	if (o->nonly && keep_only(tu, err))
-		return -1;
-	tu->search = kt_search_new(o->strategy, tu->t, &tu->space, o->budget, o->seed, err);
-	if (!tu->search || make_workdir(tu, err))
-		return -1;
-	tu->ev_of = kt_xmalloc(tu->space.count * sizeof *tu->ev_of);
-	tu->asked = kt_xcalloc(tu->space.count, 1);
-	for (size_t i = 0; i < tu->space.count; i++)
-		tu->ev_of[i] = -1;
-	tu->nvcc = o->nvcc && strchr(o->nvcc, '/') ? realpath(o->nvcc, NULL) : NULL;
-	if (o->nvcc && strchr(o->nvcc, '/') && !tu->nvcc)
-		return kt_fail(err, "the compiler %s does not exist", o->nvcc);
-	tu->deps = kt_xcalloc((size_t)tu->t->nincludes + 1, sizeof *tu->deps);
-	for (int i = -1; i < tu->t->nincludes; i++) {
-		char *p = realpath(i < 0 ? tu->t->path : tu->t->includes[i], NULL);
-		if (p)
-			tu->deps[tu->ndeps++] = p;
-	}
-	kt_target_from_info(&tu->info, &tu->target);
-	kt_gpu_arch(&tu->info.id, tu->arch, sizeof tu->arch);
-	tu->cc = (kt_compiler){tu->nvcc ? tu->nvcc : o->nvcc, o->ninja, o->arch ? o->arch : tu->arch,
-			       o->flags, o->nflags, o->jobs, tu->workdir, (const char *const *)tu->deps, tu->ndeps,
-			       NULL, 0};
-	tu->cc.pack = o->pack > 0 ? o->pack : KT_TUNE_PACK;
-	kt_search_set_parallel(tu->search, (size_t)kt_compile_jobs(&tu->cc)); /* a batch of one nvcc per job */
-	if (tu->cc.pack > 1 && kt_emit_prelude(tu->t, &tu->prelude) == 0)
-		tu->cc.prelude = kt_buf_str(&tu->prelude);
-	kt_tune_result *r = tu->r;
-	r->nparams = tu->t->nparams;
-	r->best = -1;
-	snprintf(r->strategy, sizeof r->strategy, "%s", kt_search_name(tu->search));
-	snprintf(r->driver, sizeof r->driver, "%s", tu->info.driver);
-	r->seed = o->seed;
-	r->budget = o->budget > 0 ? o->budget : (long)tu->space.count;
-	return 0;
-}
-
-/* Asks for the next batch and starts compiling it (nothing when tuning should stop). */
-static int next_batch(tuner *tu, batch *b, kt_err *err)
-{
-	memset(b, 0, sizeof *b);
-	if (should_stop(tu))
-		return 0;
-	ask(tu, b, (size_t)batch_size(tu));
-	return compile_start(tu, b, err);
-}
-
-/* The pipeline, two batches ahead: while the workers measure batch a, batch b compiles, and
- * batch c starts as soon as a is measured, so nvcc never waits for a batch's slowest compile.
- * On entry a is compiled and b compiling (or empty). */
-static int pipeline(tuner *tu, batch *a, batch *b, kt_err *err)
-{
-	int rc = 0;
-	while (rc == 0 && a->n) {
-		sort_out(tu, a);
-		double t0 = kt_now();
-		rc = measure_batch(tu, a, err);
-		double t1 = kt_now();
-		batch c = {0};
-		if (rc == 0)
-			rc = next_batch(tu, &c, err);
-		if (rc == 0)
-			rc = compile_finish(tu, b, err);
-		if (rc == 0 && !b->n) { /* nothing was ahead: take c */
-			batch_free(b);
-			*b = c;
-			memset(&c, 0, sizeof c);
-			rc = compile_finish(tu, b, err);
-		}
-		if (rc == 0 && !b->n) { /* a strategy that waited for a's results */
-			batch_free(b);
-			if ((rc = next_batch(tu, b, err)) == 0)
-				rc = compile_finish(tu, b, err);
-		}
-		tu->st.measure_s += t1 - t0;
-		tu->st.compile_wait_s += kt_now() - t1;
-		tu->st.batches++;
-		batch_free(a);
-		*a = *b;
-		*b = c;
-	}
-	return rc;
-}
-
-int kt_tune(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, kt_tune_result *out, kt_err *err)
-{
-	memset(out, 0, sizeof *out);
-	out->best = -1;
-	tuner tu = {.t = t, .shape = shape, .o = o, .r = out, .def_idx = -1, .start = kt_now()};
+	tuner tu = {.o = o, .start = kt_now()};
 	int *gpus = NULL, ngpus = 0;
-	batch a = {0}, b = {0}, pre = {0};
-	const cand *ref = NULL;
-	int rc = setup(&tu, &gpus, &ngpus, err);
-	if (rc == 0)
-		rc = first_batch(&tu, &a, &pre, &ref, gpus, ngpus, err);
-	if (rc == 0) /* the second batch compiles while the reference and the ceilings run */
-		rc = next_batch(&tu, &b, err);
-	if (rc == 0)
-		rc = run_reference(&tu, ref, err);
-	if (rc == 0)
-		rc = set_floor(&tu, &ref->l, err);
-	tu.st.setup_s = kt_now() - tu.start;
-	if (rc == 0)
-		rc = pipeline(&tu, &a, &b, err);
+	if (o->ceilings)
+		tu.ceil = *o->ceilings;
+	int rc = pick_gpus(o, &tu.info, &gpus, &ngpus, err);
 	if (rc == 0) {
-		double t0 = kt_now();
-		choose(&tu);
-		tu.st.retime_s = kt_now() - t0;
-		if (tu.def_idx >= 0 && tu.ev_of[tu.def_idx] >= 0 && out->evals[tu.ev_of[tu.def_idx]].status == KT_OK)
-			out->default_us = out->evals[tu.ev_of[tu.def_idx]].median_us;
+		kt_target_from_info(&tu.info, &tu.target);
+		rc = make_workdir(&tu, err);
 	}
-	out->seconds = kt_now() - tu.start;
-	if (o->progress && rc == 0)
-		kt_progress_done(o->progress, out->nevals, tu.failed, out->best >= 0 ? out->evals[out->best].median_us : 0,
-				 out->floor_us);
+	tu.batchcc = (kt_compiler){NULL, o->ninja, "", NULL, 0, o->jobs, tu.workdir, NULL, 0, NULL, 0};
+	char arch[16];
+	kt_gpu_arch(&tu.info.id, arch, sizeof arch);
+	tu.batchcc.arch = arch; /* the check kernels' target: the device's own */
+	if (rc == 0) {
+		setup_tasks(&tu, tasks, n);
+		for (size_t k = 0; k < n; k++)
+			if (tu.tasks[k].state == T_SETUP) {
+				tu.batchcc.nvcc = tu.groups[tu.tasks[k].group].cc.nvcc; /* the check kernels' compiler */
+				break;
+			}
+		for (size_t k = 0; k < n; k++)
+			if (tu.tasks[k].search)
+				kt_search_set_parallel(tu.tasks[k].search, 1 + (size_t)kt_compile_jobs(&tu.batchcc) / n);
+		rc = any_setup(&tu) ? first_batch(&tu, gpus, ngpus, err) : 0;
+	}
+	tu.st.setup_s = kt_now() - tu.start;
+	tu.last_charge = kt_now();
+	if (rc == 0)
+		rc = pipeline(&tu, err);
+	for (size_t k = 0; k < tu.ntasks; k++) {
+		task *ta = &tu.tasks[k];
+		if (rc == 0 && ta->state != T_DONE && ta->state != T_FAILED)
+			finish_task(&tu, ta);
+		ta->tt->rc = ta->state == T_FAILED || rc ? -1 : 0;
+		if (ta->state == T_FAILED)
+			ta->tt->err = ta->err;
+		else if (rc)
+			ta->tt->err = *err;
+	}
 	tu.st.restarts = tu.pool ? kt_pool_restarts(tu.pool) : 0;
 	tu.st.ngpus = tu.pool ? kt_pool_gpus(tu.pool, tu.st.gpu, tu.st.gpu_jobs, KT_TUNE_MAX_GPUS) : 0;
 	if (o->stats)
 		*o->stats = tu.st;
-	batch_free(&a);
-	batch_free(&b);
-	batch_free(&pre);
+	if (o->ceilings)
+		*o->ceilings = tu.ceil;
+	if (o->progress)
+		kt_progress_clear(o->progress);
 	free(gpus);
 	tuner_free(&tu);
+	return rc;
+}
+
+int kt_tune(const kt_problem *p, const kt_tune_opts *o, kt_tune_result *out, kt_err *err)
+{
+	kt_tune_task t = {.p = *p};
+	int rc = kt_tune_batch(&t, 1, o, err);
+	if (rc == 0 && t.rc)
+		*err = t.err, rc = -1;
+	*out = t.out;
 	return rc;
 }
 

@@ -1,12 +1,21 @@
-/* tune.h - the tuning loop: find the fastest correct configuration of a template at a shape.
+/* tune.h - the tuning loop: the fastest correct configuration of each of a batch of problems.
  *
- * kt_tune enumerates the feasible space, lets a search strategy (search.h) choose batches,
- * compiles each batch with ninja while workers (worker.h, one per GPU) check and time the
- * previous one, and stops at the budget (evaluations, seconds) or when the best is within a few
- * percent of the roofline floor (bytes / copy bandwidth, flops / the fp32 FMA or the mma.sync
- * tensor-core rate as the template's flops say, measured once per GPU and kept in the cache
- * directory).  At the end the top candidates are re-timed together, interleaved, and among those
- * within the noise of the fastest it prefers the default, then the configuration closest to it.
+ * kt_tune_batch tunes many problems (templates at shapes) in one pipeline: one work directory,
+ * one pool of workers (one per GPU, worker.h) and one stream of compile batches.  While the
+ * workers check and time the variants of some problems, ninja compiles the next variants of
+ * others, so that nvcc's latency hides behind measuring and every core and the GPU stay busy.
+ * A variant's code does not depend on the shape, so a configuration of a template is compiled
+ * once and measured at every shape that asks for it.
+ *
+ * Per problem a search (search.h) proposes configurations, warm-started from seeds (what is
+ * known of the same template on other GPUs or at other shapes) and steered by what an earlier
+ * round measured.  A problem stops when its search is done (budget, space), its share of the
+ * time is spent, its best is within a few percent of the roofline floor, or it converged: no
+ * gain beyond the measured noise in the last `patience` evaluations.  Racing: a configuration
+ * whose first short measurement is clearly slower than the problem's best so far is not timed
+ * to full precision.  At the end the top candidates are re-timed together, interleaved, and
+ * among those within the noise of the fastest it prefers the default, then the configuration
+ * closest to it.
  */
 #ifndef KT_TUNE_H
 #define KT_TUNE_H
@@ -15,22 +24,28 @@
 #include <stdint.h>
 
 #include "gpu.h"
+#include "problem.h"
 #include "progress.h"
 #include "result.h"
-#include "tmpl.h"
+#include "target.h"
 #include "util.h"
 
 enum { KT_TUNE_MAX_GPUS = 16 }; /* GPUs reported in kt_tune_stats (all of them are used) */
 enum { KT_TUNE_PACK = 8 };      /* variants per nvcc translation unit: past this, cicc and ptxas dominate */
+enum { KT_TUNE_PATIENCE = 24 }; /* evaluations without a gain beyond the noise that end a search */
+#define KT_TUNE_RACE 0.15       /* racing: an estimate this much slower than the best is not timed further */
 
-/* Where the time of one tuning went (wall seconds). */
+/* Where the time of one batch went (wall seconds). */
 typedef struct kt_tune_stats {
-	double setup_s;        /* GPUs, space, first compile, workers, reference, ceilings */
-	double measure_s;      /* workers checking and timing batches */
-	double compile_wait_s; /* waiting for nvcc after a batch was measured */
-	double retime_s;       /* the final interleaved re-timing */
-	int batches;
+	double setup_s;        /* GPUs, spaces, first compile, workers, references, ceilings */
+	double measure_s;      /* workers checking and timing */
+	double compile_wait_s; /* waiting for nvcc with nothing to measure */
+	double retime_s;       /* the final interleaved re-timings */
+	int batches;           /* compile batches */
 	int packed;            /* variants compiled in shared translation units */
+	int compiled;          /* variants compiled (each once, whatever the shapes that measured it) */
+	int reused;            /* evaluations of a variant compiled for another shape of its template */
+	int raced;             /* evaluations not timed to full precision (racing) */
 	int restarts;          /* workers restarted after faults and hangs */
 	int ngpus;             /* GPUs that checked and timed (one worker each) */
 	int gpu[KT_TUNE_MAX_GPUS];
@@ -39,36 +54,53 @@ typedef struct kt_tune_stats {
 
 typedef struct kt_tune_opts {
 	const char *strategy;         /* search strategy; NULL: auto */
-	long budget;                  /* evaluations; <= 0: the whole space */
-	double seconds;               /* wall-time budget; <= 0: none */
+	long budget;                  /* evaluations per problem; <= 0: the whole space */
+	double seconds;               /* wall seconds per problem, its share while tuned with others; <= 0: none */
 	uint64_t seed;
 	int gpu;                      /* device ordinal; -1: every GPU of the same kind as GPU 0 */
-	const char *arch;             /* the target after "sm_" ("90", "90a"); NULL: the device's */
-	const char *nvcc, *ninja;     /* NULL: searched in PATH */
-	const char *const *flags;     /* the user's code-generation flags */
-	int nflags;
+	const char *ninja;            /* NULL: searched in PATH */
 	int jobs;                     /* parallel compiles; <= 0: cores */
 	int batch;                    /* configurations per compile batch; <= 0: from jobs */
 	int pack;                     /* most variants per nvcc translation unit; 0: KT_TUNE_PACK; 1: alone */
 	const char *workdir;          /* NULL: a temporary directory, removed at the end */
+	const char *tmpdir;           /* where that one is made ($TMPDIR, read by the command); NULL: /tmp */
 	const char *backend;          /* GPU backend: "cuda" (NULL) or "fake" */
 	const char *exe;              /* the kt executable that runs workers; NULL: this one */
-	const char *const *types;     /* "T=half": how t was parsed (workers parse it again) */
-	int ntypes;
 	double timeout_s;             /* watchdog per variant; <= 0: 10 s */
-	const char *cache_dir;        /* keeps the measured ceilings; NULL: measure every time */
+	kt_ceilings *ceilings;        /* in: the GPU's known ceilings (0: unknown); out: with those measured.  NULL: measure */
 	double near_floor;            /* stop within this fraction of the floor; 0: 0.03; < 0: never */
 	int retime_top;               /* candidates re-timed at the end; 0: 5; < 0: none */
-	const uint16_t *only;         /* nonly configurations (nparams values each) evaluated instead of */
-	size_t nonly;                 /* the whole space; each must be feasible at the shape */
-	kt_progress *progress;        /* may be NULL */
+	int patience;                 /* see above; 0: KT_TUNE_PATIENCE; < 0: never converge */
+	double race;                  /* racing margin; 0: KT_TUNE_RACE; < 0: no racing */
+	kt_progress *progress;        /* one line for the whole batch; may be NULL */
 	kt_tune_stats *stats;         /* filled when not NULL */
 } kt_tune_opts;
 
-/* Tunes t at shape into out (released with kt_tune_result_free).  0 on success, also when no
- * configuration passed (out->best is then -1); -1 with err set when tuning could not run
- * (no GPU, no feasible configuration, a compiler or worker that cannot start). */
-int kt_tune(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, kt_tune_result *out, kt_err *err);
+/* One problem of a batch.  The caller fills the first part; kt_tune_batch the rest. */
+typedef struct kt_tune_task {
+	kt_problem p;                 /* template, shape, toolchain; p.target may be NULL (the GPU's) */
+	const char *label;            /* for progress lines ("rmsnorm rows=4096,hidden=4096"); NULL: the problem's */
+	const uint16_t *seeds;        /* nseeds configurations (nparams value indices each) to evaluate first, */
+	size_t nseeds;                /* best first; those infeasible at the shape are skipped */
+	const uint16_t *known;        /* nknown configurations measured before at this very problem (an earlier */
+	const double *known_us;       /* round): they steer the search and are not evaluated again; < 0: failed */
+	size_t nknown;
+	const uint16_t *only;         /* nonly configurations (nparams value indices each) evaluated instead of */
+	size_t nonly;                 /* the whole space; each must be feasible at the shape */
+	kt_progress *progress;        /* this problem's line when it is done; may be NULL */
+
+	kt_tune_result out;           /* release with kt_tune_result_free (also after a failure) */
+	int rc;                       /* 0: tuned (also when nothing passed: out.best -1); -1: could not be, err says why */
+	kt_err err;
+} kt_tune_task;
+
+/* Tunes tasks[0..n).  0 when the batch ran (each task's rc says how it went); -1 with err when
+ * nothing could be tuned (no GPU, no compiler, no worker). */
+int kt_tune_batch(kt_tune_task *tasks, size_t n, const kt_tune_opts *o, kt_err *err);
+
+/* One problem: kt_tune_batch of one task.  0 on success, also when no configuration passed
+ * (out->best is then -1); -1 with err set when it could not be tuned. */
+int kt_tune(const kt_problem *p, const kt_tune_opts *o, kt_tune_result *out, kt_err *err);
 
 /* How many GPUs the backend sees (0 with the reason in why), and GPU ordinal's identity. */
 int kt_tune_gpus(const char *backend, char *why, size_t whysz);

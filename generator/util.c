@@ -3,8 +3,10 @@
 #include "util.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -400,4 +402,68 @@ int kt_arch_check(const char *arch, kt_err *err)
 		return 0;
 	return kt_fail(err, "--arch '%s': not a compute capability (expected digits such as 90, or 90a for the "
 		       "architecture-specific target)", arch);
+}
+
+/* ---- temporary directories ---- */
+
+char *kt_temp_dir(const char *base, const char *prefix, kt_err *err)
+{
+	kt_buf b = {0};
+	kt_buf_printf(&b, "%s/%s-%ld-XXXXXX", base && *base ? base : "/tmp", prefix, (long)getpid());
+	char *dir = kt_buf_detach(&b);
+	if (!mkdtemp(dir)) {
+		kt_fail_internal(err, "cannot create a work directory %s: %s", dir, strerror(errno));
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+void kt_remove_tree(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char *p = kt_path_join(path, e->d_name);
+		struct stat st;
+		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+			kt_remove_tree(p);
+		else
+			unlink(p);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(path);
+}
+
+int kt_sweep_temp_dirs(const char *base, const char *prefix)
+{
+	const char *dir = base && *base ? base : "/tmp";
+	size_t pl = strlen(prefix);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int removed = 0;
+	while (d && (e = readdir(d))) {
+		char *end;
+		if (strncmp(e->d_name, prefix, pl) || e->d_name[pl] != '-')
+			continue;
+		long pid = strtol(e->d_name + pl + 1, &end, 10);
+		if (end == e->d_name + pl + 1 || *end != '-' || pid <= 0 || pid == (long)getpid())
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue; /* its owner is alive (or not ours to ask) */
+		char *p = kt_path_join(dir, e->d_name);
+		struct stat st;
+		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid()) {
+			kt_remove_tree(p);
+			removed++;
+		}
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	return removed;
 }

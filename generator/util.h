@@ -97,6 +97,15 @@ char *kt_path_join(const char *dir, const char *name);
 /* The directory part of path, as a new string ("." when none). */
 char *kt_path_dir(const char *path);
 
+/* A new directory <base>/<prefix>-<pid>-XXXXXX (base NULL or "": /tmp); the pid lets a later run
+ * tell that its owner is gone (kt_sweep_temp_dirs).  NULL with err when it cannot be made. */
+char *kt_temp_dir(const char *base, const char *prefix, kt_err *err);
+/* Removes path and everything below it (best effort; links are removed, not followed). */
+void kt_remove_tree(const char *path);
+/* Removes the directories kt_temp_dir made under base with prefix whose process is gone (a run
+ * that was killed); returns how many. */
+int kt_sweep_temp_dirs(const char *base, const char *prefix);
+
 /* ---- small helpers ----------------------------------------------------- */
 
 /* Parses a decimal int64 in s[0..n); 0 on success. */

@@ -1,11 +1,18 @@
-/* worker.c - `kt worker`: one GPU context that fills, checks and times variants, answering the
- * commands of worker.h on stdin.  The parent side, the pool that drives workers, is pool.c. */
+/* worker.c - `kt worker`: one GPU context that fills, checks and times variants of the problems
+ * the tuner defines, answering the commands of worker.h on stdin.  The parent side, the pool
+ * that drives workers, is pool.c. */
+#define _DEFAULT_SOURCE /* getppid, and prctl's declaration on glibc */
 #include "worker.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "cmd.h"
 #include "gpu.h"
@@ -13,10 +20,11 @@
 #include "proc.h"
 #include "tmpl.h"
 
-enum { MAX_SETS = 32, MIN_REPS = 10, MAX_REPS = 200, MAX_FIELDS = 64, CHECK_BLOCK = 256 };
+enum { MAX_SETS = 32, MIN_REPS = 10, MAX_REPS = 200, MAX_FIELDS = 64, CHECK_BLOCK = 256, ESTIMATE_REPS = 3 };
 static const double TARGET_MS = 20.0;     /* timed launches per candidate add up to about this */
 static const double HOLD_MAX_US = 50000.0; /* the longest the stream is held for the host to queue */
 static const double L2_FACTOR = 2.5;      /* rotated argument sets span this many L2 sizes */
+static const int MEMORY_SHARE = 4;        /* resident problems take at most 1/MEMORY_SHARE of the GPU's memory */
 static const unsigned char POISON = 0xff; /* NaN in every float type, -1 in integers */
 enum { WK_OK = 0, WK_ERROR = -1, WK_FAULT = -2 };
 
@@ -29,26 +37,40 @@ typedef struct wk_arg {
 	unsigned char scalar[8];  /* scalar arguments: the value, in its C type */
 } wk_arg;
 
-typedef struct wk {
-	const kt_gpu_ops *ops;
-	kt_gpu *g;
-	kt_gpu_info info;
+/* A problem the tuner defined: a template at a shape.  Its buffers exist while it is resident;
+ * the least recently used one is evicted when another would not fit, and its inputs and the
+ * reference's outputs are made again when it is used next. */
+typedef struct wk_prob {
+	char *id;
 	kt_tmpl *t;
 	int64_t shape[KT_MAX_SLOTS];
 	kt_val env[KT_MAX_SLOTS];
 	wk_arg *args;
 	int nsets, flush;
-	kt_dptr scratch, res;
-	size_t scratch_bytes;
+	size_t bytes;       /* device memory of its buffers */
 	void **params;      /* nsets * nargs: what each launch gets */
 	kt_dptr *ptrs;      /* nsets * nargs: the device pointers params point at */
+	int resident, have_ref;
+	char *ref[3];       /* the reference's CUBIN KERNEL CONFIG|-, to make its outputs again */
+	unsigned long used; /* when it was last used (a counter) */
+} wk_prob;
+
+typedef struct wk {
+	const kt_gpu_ops *ops;
+	kt_gpu *g;
+	kt_gpu_info info;
+	wk_prob **probs;
+	size_t nprobs;
+	wk_prob *p;         /* the problem of the command being answered */
+	unsigned long clock;
+	size_t resident_bytes;
+	kt_dptr scratch, res; /* the L2 flush buffer (scratch_bytes), the check's result: shared */
+	size_t scratch_bytes;
 	void *check_mod, *check_fn[KT_NETYPES], *fill_fn[KT_NETYPES], *rate_fn[KT_NFLOPS_UNITS];
 	void *spin_fn;      /* kt_spin, or NULL: timed launches are then not held back */
 	uint64_t seed;
-	int have_inputs;
 	void **ev;
 	size_t nev;
-	int have_ref;
 } wk;
 
 /* The arithmetic-rate probes of the check module (kt_check_source), by kt_flops_unit: enough
@@ -70,7 +92,7 @@ typedef struct wk_kernel {
 	kt_launch l;
 } wk_kernel;
 
-/* ---- setup ------------------------------------------------------------------------------- */
+/* ---- problems ------------------------------------------------------------------------------ */
 
 static int eval_int(const kt_expr *e, const kt_val *env, int64_t dflt, int64_t *out, kt_err *err)
 {
@@ -98,41 +120,106 @@ static int set_scalar(wk_arg *wa, const kt_val *env, kt_err *err)
 	return 0;
 }
 
-static int alloc_args(wk *w, kt_err *err)
+static wk_prob *find_prob(const wk *w, const char *id)
 {
-	const kt_tmpl *t = w->t;
-	size_t set_bytes = 0;
-	w->args = kt_xcalloc((size_t)t->nargs + 1, sizeof *w->args);
+	for (size_t i = 0; i < w->nprobs; i++)
+		if (!strcmp(w->probs[i]->id, id))
+			return w->probs[i];
+	return NULL;
+}
+
+/* Frees p's device buffers (the context keeps the rest). */
+static void release(wk *w, wk_prob *p)
+{
+	for (int i = 0; p->args && i < p->t->nargs; i++) {
+		wk_arg *wa = &p->args[i];
+		for (int s = 0; s < p->nsets; s++)
+			if (wa->set[s])
+				w->ops->free(w->g, wa->set[s]);
+		if (wa->ref)
+			w->ops->free(w->g, wa->ref);
+		if (wa->pristine)
+			w->ops->free(w->g, wa->pristine);
+	}
+	free(p->args);
+	free(p->params);
+	free(p->ptrs);
+	p->args = NULL;
+	p->params = NULL;
+	p->ptrs = NULL;
+	if (p->resident)
+		w->resident_bytes -= p->bytes;
+	p->resident = 0;
+}
+
+/* Evicts the least recently used resident problems (never keep) until need more bytes fit in the
+ * share of memory that resident problems may take, or none is left to evict. */
+static void make_room(wk *w, const wk_prob *keep, size_t need)
+{
+	size_t budget = (size_t)(w->info.lim.mem_bytes / MEMORY_SHARE);
+	while (w->resident_bytes + need > budget) {
+		wk_prob *lru = NULL;
+		for (size_t i = 0; i < w->nprobs; i++)
+			if (w->probs[i]->resident && w->probs[i] != keep && (!lru || w->probs[i]->used < lru->used))
+				lru = w->probs[i];
+		if (!lru)
+			return;
+		release(w, lru);
+	}
+}
+
+/* Sizes p's arguments at its shape and chooses how many argument sets it rotates through:
+ * enough that rotating leaves the L2 behind, within the problems' share of memory. */
+static int plan_sets(wk *w, wk_prob *p, size_t *set_bytes, kt_err *err)
+{
+	const kt_tmpl *t = p->t;
+	*set_bytes = 0;
+	p->args = kt_xcalloc((size_t)t->nargs + 1, sizeof *p->args);
 	for (int i = 0; i < t->nargs; i++) {
-		wk_arg *wa = &w->args[i];
+		wk_arg *wa = &p->args[i];
 		wa->a = &t->args[i];
 		if (wa->a->role == KT_SCALAR) {
-			if (set_scalar(wa, w->env, err))
+			if (set_scalar(wa, p->env, err))
 				return -1;
 			continue;
 		}
 		int64_t n = 0;
-		if (eval_int(wa->a->extent, w->env, 1, &n, err))
+		if (eval_int(wa->a->extent, p->env, 1, &n, err))
 			return -1;
 		if (n < 0)
 			return kt_fail(err, "argument '%s' has a negative extent (%lld)", wa->a->name, (long long)n);
 		wa->n = (size_t)n;
 		wa->bytes = wa->n * (size_t)kt_etypes[wa->a->type].size;
-		set_bytes += wa->bytes;
+		*set_bytes += wa->bytes;
 	}
-	/* Enough sets that rotating through them leaves the L2 behind, within a quarter of memory. */
 	double l2 = (double)w->info.id.l2_bytes;
-	int k = set_bytes ? (int)ceil(L2_FACTOR * l2 / (double)set_bytes) : 1;
+	int k = *set_bytes ? (int)ceil(L2_FACTOR * l2 / (double)*set_bytes) : 1;
 	k = k < 1 ? 1 : k > MAX_SETS ? MAX_SETS : k;
-	while (k > 1 && (double)set_bytes * (k + 2) > (double)w->info.lim.mem_bytes / 4)
+	while (k > 1 && (double)*set_bytes * (k + 2) > (double)w->info.lim.mem_bytes / MEMORY_SHARE)
 		k--;
-	w->nsets = k;
-	w->flush = (double)set_bytes * k < L2_FACTOR * l2;
+	p->nsets = k;
+	p->flush = (double)*set_bytes * k < L2_FACTOR * l2;
+	return 0;
+}
+
+static int alloc_args(wk *w, wk_prob *p, kt_err *err)
+{
+	const kt_tmpl *t = p->t;
+	size_t set_bytes = 0;
+	if (plan_sets(w, p, &set_bytes, err))
+		return -1;
+	p->bytes = set_bytes * (size_t)p->nsets;
+	for (int i = 0; i < t->nargs; i++)
+		if (p->args[i].a->role != KT_SCALAR)
+			p->bytes += p->args[i].bytes * ((p->args[i].a->role != KT_IN) + (p->args[i].a->role == KT_INOUT));
+	make_room(w, p, p->bytes);
+	p->resident = 1; /* counted from here, so that a failed allocation is released with the rest */
+	w->resident_bytes += p->bytes;
 	for (int i = 0; i < t->nargs; i++) {
-		wk_arg *wa = &w->args[i];
+		wk_arg *wa = &p->args[i];
 		if (wa->a->role == KT_SCALAR)
 			continue;
-		for (int s = 0; s < k; s++)
+		for (int s = 0; s < p->nsets; s++)
 			if (w->ops->alloc(w->g, wa->bytes, &wa->set[s], err))
 				return -1;
 		if (wa->a->role != KT_IN && w->ops->alloc(w->g, wa->bytes, &wa->ref, err))
@@ -140,45 +227,46 @@ static int alloc_args(wk *w, kt_err *err)
 		if (wa->a->role == KT_INOUT && w->ops->alloc(w->g, wa->bytes, &wa->pristine, err))
 			return -1;
 	}
-	if (w->flush) {
-		w->scratch_bytes = (size_t)(L2_FACTOR * l2);
+	size_t flush_bytes = (size_t)(L2_FACTOR * (double)w->info.id.l2_bytes);
+	if (p->flush && !w->scratch) {
+		w->scratch_bytes = flush_bytes;
 		if (w->ops->alloc(w->g, w->scratch_bytes, &w->scratch, err))
 			return -1;
 	}
-	size_t np = (size_t)k * (size_t)(t->nargs + 1);
-	w->params = kt_xcalloc(np, sizeof *w->params);
-	w->ptrs = kt_xcalloc(np, sizeof *w->ptrs);
-	for (int s = 0; s < k; s++)
+	size_t np = (size_t)p->nsets * (size_t)(t->nargs + 1);
+	p->params = kt_xcalloc(np, sizeof *p->params);
+	p->ptrs = kt_xcalloc(np, sizeof *p->ptrs);
+	for (int s = 0; s < p->nsets; s++)
 		for (int i = 0; i < t->nargs; i++) {
 			size_t j = (size_t)s * (size_t)t->nargs + (size_t)i;
-			if (w->args[i].a->role == KT_SCALAR) {
-				w->params[j] = w->args[i].scalar;
+			if (p->args[i].a->role == KT_SCALAR) {
+				p->params[j] = p->args[i].scalar;
 			} else {
-				w->ptrs[j] = w->args[i].set[s];
-				w->params[j] = &w->ptrs[j];
+				p->ptrs[j] = p->args[i].set[s];
+				p->params[j] = &p->ptrs[j];
 			}
 		}
-	return w->ops->alloc(w->g, 2 * sizeof(uint64_t), &w->res, err);
+	return 0;
 }
 
 /* Fresh inputs in set 0 (kt_fill_<etype> on the device, seeded per argument), copied to the
  * other sets and, for inout arguments, kept pristine for the resets. */
-static int fill_inputs(wk *w, kt_err *err)
+static int fill_inputs(wk *w, wk_prob *p, kt_err *err)
 {
-	for (int i = 0; i < w->t->nargs; i++) {
-		wk_arg *wa = &w->args[i];
+	for (int i = 0; i < p->t->nargs; i++) {
+		wk_arg *wa = &p->args[i];
 		if (wa->a->role == KT_SCALAR || wa->a->role == KT_OUT || !wa->n)
 			continue;
-		kt_dptr p = wa->set[0];
+		kt_dptr d = wa->set[0];
 		uint64_t n = wa->n, seed = w->seed ^ (0x51ed2701ULL * (uint64_t)(i + 1));
 		int kind = (int)wa->a->fill.kind, is_float = kt_etypes[wa->a->type].is_float;
 		double a = wa->a->fill.a, b = wa->a->fill.b, neginf = wa->a->fill.neginf;
-		void *params[] = {&p, &n, &seed, &kind, &a, &b, &neginf, &is_float};
+		void *params[] = {&d, &n, &seed, &kind, &a, &b, &neginf, &is_float};
 		int64_t blocks = (int64_t)((n + CHECK_BLOCK - 1) / CHECK_BLOCK), cap = (int64_t)w->info.id.sms * 32;
 		int64_t grid[3] = {blocks < cap ? blocks : cap, 1, 1}, block[3] = {CHECK_BLOCK, 1, 1};
 		if (w->ops->launch(w->g, w->fill_fn[wa->a->type], grid, block, 0, params, err))
 			return -1;
-		for (int s = 1; s < w->nsets; s++)
+		for (int s = 1; s < p->nsets; s++)
 			if (w->ops->dtod(w->g, wa->set[s], wa->set[0], wa->bytes, err))
 				return -1;
 		if (wa->a->role == KT_INOUT && w->ops->dtod(w->g, wa->pristine, wa->set[0], wa->bytes, err))
@@ -187,7 +275,7 @@ static int fill_inputs(wk *w, kt_err *err)
 	return w->ops->sync(w->g, err);
 }
 
-static void **set_params(wk *w, int s) { return w->params + (size_t)s * (size_t)w->t->nargs; }
+static void **set_params(const wk_prob *p, int s) { return p->params + (size_t)s * (size_t)p->t->nargs; }
 
 static int events(wk *w, size_t n, kt_err *err)
 {
@@ -213,30 +301,31 @@ static int read_module(wk *w, const char *cubin, void **mod, kt_err *err)
 }
 
 /* The reference's launch: ref_grid/ref_block/ref_smem at the shape. */
-static int ref_launch(wk *w, kt_launch *l, kt_err *err)
+static int ref_launch(const wk_prob *p, kt_launch *l, kt_err *err)
 {
-	const kt_tmpl *t = w->t;
+	const kt_tmpl *t = p->t;
 	memset(l, 0, sizeof *l);
 	for (int d = 0; d < 3; d++)
-		if (eval_int(t->ref_grid[d], w->env, 1, &l->grid[d], err) ||
-		    eval_int(t->ref_block[d], w->env, 1, &l->block[d], err))
+		if (eval_int(t->ref_grid[d], p->env, 1, &l->grid[d], err) ||
+		    eval_int(t->ref_block[d], p->env, 1, &l->block[d], err))
 			return -1;
-	return eval_int(t->ref_smem, w->env, 0, &l->smem, err);
+	return eval_int(t->ref_smem, p->env, 0, &l->smem, err);
 }
 
 static int load_kernel(wk *w, const char *cubin, const char *name, const char *config, wk_kernel *k, kt_err *err)
 {
+	const wk_prob *p = w->p;
 	memset(k, 0, sizeof *k);
 	if (!strcmp(config, "-")) {
-		if (ref_launch(w, &k->l, err))
+		if (ref_launch(p, &k->l, err))
 			return WK_ERROR;
 	} else {
 		uint16_t cfg[KT_MAX_SLOTS];
 		kt_val env[KT_MAX_SLOTS];
-		if (kt_tmpl_parse_config(w->t, config, cfg, err))
+		if (kt_tmpl_parse_config(p->t, config, cfg, err))
 			return WK_ERROR;
-		kt_tmpl_env(w->t, w->shape, cfg, env);
-		if (kt_tmpl_launch(w->t, env, &k->l, err))
+		kt_tmpl_env(p->t, p->shape, cfg, env);
+		if (kt_tmpl_launch(p->t, env, &k->l, err))
 			return WK_ERROR;
 	}
 	if (read_module(w, cubin, &k->mod, err))
@@ -259,30 +348,71 @@ static void unload_kernel(wk *w, wk_kernel *k)
  * alone do not exceed it (outside the timed region). */
 static int prepare_set(wk *w, int s, kt_err *err)
 {
-	for (int i = 0; i < w->t->nargs; i++)
-		if (w->args[i].a->role == KT_INOUT &&
-		    w->ops->dtod(w->g, w->args[i].set[s], w->args[i].pristine, w->args[i].bytes, err))
+	const wk_prob *p = w->p;
+	for (int i = 0; i < p->t->nargs; i++)
+		if (p->args[i].a->role == KT_INOUT &&
+		    w->ops->dtod(w->g, p->args[i].set[s], p->args[i].pristine, p->args[i].bytes, err))
 			return -1;
-	if (w->flush && w->ops->memset8(w->g, w->scratch, (unsigned char)s, w->scratch_bytes, err))
+	if (p->flush && w->ops->memset8(w->g, w->scratch, (unsigned char)s, w->scratch_bytes, err))
 		return -1;
 	return 0;
 }
 
 static int launch(wk *w, const wk_kernel *k, int s, kt_err *err)
 {
-	return w->ops->launch(w->g, k->fn, k->l.grid, k->l.block, k->l.smem, set_params(w, s), err);
+	return w->ops->launch(w->g, k->fn, k->l.grid, k->l.block, k->l.smem, set_params(w->p, s), err);
 }
 
 /* One run on set 0 with poisoned outputs and reset inout buffers. */
 static int run_once(wk *w, const wk_kernel *k, kt_err *err)
 {
-	for (int i = 0; i < w->t->nargs; i++)
-		if (w->args[i].a->role == KT_OUT &&
-		    w->ops->memset8(w->g, w->args[i].set[0], POISON, w->args[i].bytes, err))
+	const wk_prob *p = w->p;
+	for (int i = 0; i < p->t->nargs; i++)
+		if (p->args[i].a->role == KT_OUT &&
+		    w->ops->memset8(w->g, p->args[i].set[0], POISON, p->args[i].bytes, err))
 			return WK_FAULT;
 	if (prepare_set(w, 0, err) || launch(w, k, 0, err) || w->ops->sync(w->g, err))
 		return WK_FAULT;
 	return WK_OK;
+}
+
+/* Runs the reference (p->ref) once on set 0 and keeps its outputs as what every variant is
+ * compared with.  *k stays loaded for the caller to time. */
+static int run_reference(wk *w, wk_kernel *k, kt_err *err)
+{
+	const wk_prob *p = w->p;
+	int rc = load_kernel(w, p->ref[0], p->ref[1], p->ref[2], k, err);
+	if (rc == WK_OK)
+		rc = run_once(w, k, err);
+	for (int i = 0; rc == WK_OK && i < p->t->nargs; i++)
+		if (p->args[i].a->role == KT_OUT || p->args[i].a->role == KT_INOUT)
+			if (w->ops->dtod(w->g, p->args[i].ref, p->args[i].set[0], p->args[i].bytes, err))
+				rc = WK_FAULT;
+	return rc;
+}
+
+/* Makes the command's problem (w->p) resident: its buffers, its inputs and, once the reference
+ * ran, the reference's outputs again. */
+static int activate(wk *w, kt_err *err)
+{
+	wk_prob *p = w->p;
+	p->used = ++w->clock;
+	if (p->resident)
+		return WK_OK;
+	if (!w->check_mod)
+		return kt_fail_internal(err, "problem %s used before `check` (no fill kernels)", p->id), WK_ERROR;
+	if (alloc_args(w, p, err)) {
+		release(w, p);
+		return WK_ERROR;
+	}
+	if (fill_inputs(w, p, err))
+		return WK_FAULT;
+	if (!p->have_ref)
+		return WK_OK;
+	wk_kernel k;
+	int rc = run_reference(w, &k, err);
+	unload_kernel(w, &k);
+	return rc;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -344,34 +474,41 @@ static double hold_us(size_t n, double host_us)
 	return 1.5 * (double)n * host_us + 20.0;
 }
 
-/* Warm-up, an estimate, then repetitions rotating through the sets: median and spread in us. */
-static int time_kernel(wk *w, const wk_kernel *k, double *med, double *spread, kt_err *err)
+/* Warm-up, an estimate of ESTIMATE_REPS launches, then repetitions rotating through the sets:
+ * median and spread in us.  Racing: when race_us > 0 and even the fastest launch of the estimate
+ * is slower than race_us, the estimate's median and spread are the answer (*raced = 1). */
+static int time_kernel(wk *w, const wk_kernel *k, double race_us, double *med, double *spread, int *raced, kt_err *err)
 {
+	int nsets = w->p->nsets;
+	*raced = 0;
 	if (events(w, 2 * MAX_REPS, err))
 		return WK_FAULT;
-	int warm = w->nsets > 3 ? w->nsets : 3;
+	int warm = nsets > 3 ? nsets : 3;
 	for (int i = 0; i < warm; i++)
-		if (launch(w, k, i % w->nsets, err))
+		if (launch(w, k, i % nsets, err))
 			return WK_FAULT;
-	double est = 0, t0 = kt_now();
-	for (size_t i = 0; i < 3; i++)
-		if (timed_launch(w, k, (int)i % w->nsets, i, err))
+	double est[ESTIMATE_REPS], t0 = kt_now();
+	for (size_t i = 0; i < ESTIMATE_REPS; i++)
+		if (timed_launch(w, k, (int)i % nsets, i, err))
 			return WK_FAULT;
-	double host_us = (kt_now() - t0) * 1e6 / 3;
+	double host_us = (kt_now() - t0) * 1e6 / ESTIMATE_REPS;
 	if (w->ops->sync(w->g, err))
 		return WK_FAULT;
-	for (size_t i = 0; i < 3; i++) {
-		double us;
-		if (elapsed_us(w, i, &us, err))
+	for (size_t i = 0; i < ESTIMATE_REPS; i++)
+		if (elapsed_us(w, i, &est[i], err))
 			return WK_FAULT;
-		est += us / 3;
+	double mean = (est[0] + est[1] + est[2]) / ESTIMATE_REPS;
+	stats(est, ESTIMATE_REPS, med, spread);
+	if (race_us > 0 && est[0] > race_us) { /* est is sorted: est[0] is the fastest */
+		*raced = 1;
+		return WK_OK;
 	}
-	double want = TARGET_MS * 1e3 / (est > 0.5 ? est : 0.5);
+	double want = TARGET_MS * 1e3 / (mean > 0.5 ? mean : 0.5);
 	size_t reps = want < MIN_REPS ? MIN_REPS : want > MAX_REPS ? MAX_REPS : (size_t)want;
 	if (hold(w, hold_us(reps, host_us), err))
 		return WK_FAULT;
 	for (size_t i = 0; i < reps; i++)
-		if (timed_launch(w, k, (int)(i % (size_t)w->nsets), i, err))
+		if (timed_launch(w, k, (int)(i % (size_t)nsets), i, err))
 			return WK_FAULT;
 	if (w->ops->sync(w->g, err))
 		return WK_FAULT;
@@ -390,18 +527,19 @@ static int time_kernel(wk *w, const wk_kernel *k, double *med, double *spread, k
  * reference on the device.  WK_OK when all agree; 1 with msg set when some differ. */
 static int compare(wk *w, int self, kt_buf *msg, kt_err *err)
 {
+	const wk_prob *p = w->p;
 	int bad_args = 0;
-	for (int i = 0; i < w->t->nargs; i++) {
-		wk_arg *wa = &w->args[i];
+	for (int i = 0; i < p->t->nargs; i++) {
+		const wk_arg *wa = &p->args[i];
 		if (wa->a->role == KT_IN || wa->a->role == KT_SCALAR || !wa->n)
 			continue;
 		void *fn = w->check_fn[wa->a->type];
 		if (!fn)
 			return kt_fail_internal(err, "no check kernel for %s (was `check` sent?)", kt_etypes[wa->a->type].name), WK_ERROR;
 		uint64_t res[2] = {0, UINT64_MAX}, n = wa->n;
-		kt_dptr out = self ? wa->ref : wa->set[0];
-		double atol = w->t->atol, rtol = w->t->rtol;
-		void *params[] = {&out, &wa->ref, &n, &atol, &rtol, &w->res};
+		kt_dptr out = self ? wa->ref : wa->set[0], ref = wa->ref;
+		double atol = p->t->atol, rtol = p->t->rtol;
+		void *params[] = {&out, &ref, &n, &atol, &rtol, &w->res};
 		int64_t blocks = (int64_t)((n + CHECK_BLOCK - 1) / CHECK_BLOCK), cap = (int64_t)w->info.id.sms * 16;
 		int64_t grid[3] = {blocks < cap ? blocks : cap, 1, 1}, block[3] = {CHECK_BLOCK, 1, 1};
 		if (w->ops->htod(w->g, w->res, res, sizeof res, err) ||
@@ -432,9 +570,42 @@ static int compare(wk *w, int self, kt_buf *msg, kt_err *err)
 
 typedef struct wk_cmd {
 	const char *name;
-	int nfields; /* fields after the name; -1: any */
+	int nfields;    /* fields after the name; -1: any */
+	int problem;    /* the first field names a problem, made resident before run */
 	int (*run)(wk *w, char **f, int nf, kt_buf *reply, kt_err *err);
 } wk_cmd;
+
+/* `problem ID TEMPLATE SHAPE [T=x]...`: defines (or redefines) a problem. */
+static int cmd_problem(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
+{
+	if (nf < 3)
+		return kt_fail_internal(err, "problem: ID TEMPLATE SHAPE [T=x]..."), WK_ERROR;
+	kt_buf diags = {0};
+	kt_tmpl_opts to = {.types = (const char *const *)f + 3, .ntypes = nf - 3};
+	kt_tmpl *t = kt_tmpl_parse(f[1], &to, &diags, err);
+	kt_buf_free(&diags);
+	int64_t shape[KT_MAX_SLOTS];
+	if (!t || kt_tmpl_parse_shape(t, f[2], shape, err)) {
+		kt_tmpl_free(t);
+		return WK_ERROR;
+	}
+	wk_prob *p = find_prob(w, f[0]);
+	if (p) { /* redefined: it starts over */
+		release(w, p);
+		kt_tmpl_free(p->t);
+		for (int i = 0; i < 3; i++)
+			free(p->ref[i]);
+	} else {
+		w->probs = kt_xrealloc(w->probs, (w->nprobs + 1) * sizeof *w->probs);
+		p = w->probs[w->nprobs++] = kt_xcalloc(1, sizeof *p);
+		p->id = kt_xstrdup(f[0]);
+	}
+	*p = (wk_prob){.id = p->id, .t = t};
+	memcpy(p->shape, shape, sizeof shape);
+	kt_tmpl_env(t, p->shape, NULL, p->env);
+	kt_buf_puts(reply, "ok");
+	return WK_OK;
+}
 
 static int cmd_check(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 {
@@ -454,28 +625,23 @@ static int cmd_check(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 			return kt_fail_internal(err, "%s has no kernel %s", f[0], wk_probes[u].kernel), WK_ERROR;
 	if (w->ops->function(w->g, w->check_mod, "kt_spin", &w->spin_fn))
 		w->spin_fn = NULL;
-	if (!w->have_inputs) {
-		if (fill_inputs(w, err))
-			return WK_FAULT;
-		w->have_inputs = 1;
-	}
 	kt_buf_puts(reply, "ok");
 	return WK_OK;
 }
 
+/* `ref ID CUBIN KERNEL CONFIG|-`: runs the reference, keeps its outputs, times it. */
 static int cmd_ref(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 {
-	if (!w->have_inputs)
-		return kt_fail_internal(err, "ref before check (no inputs yet)"), WK_ERROR;
+	wk_prob *p = w->p;
+	for (int i = 0; i < 3; i++) {
+		free(p->ref[i]);
+		p->ref[i] = kt_xstrdup(f[1 + i]);
+	}
+	p->have_ref = 0;
 	wk_kernel k;
-	int rc = load_kernel(w, f[0], f[1], f[2], &k, err);
+	int rc = run_reference(w, &k, err);
 	double med = 0, spread = 0;
-	if (rc == WK_OK)
-		rc = run_once(w, &k, err);
-	for (int i = 0; rc == WK_OK && i < w->t->nargs; i++)
-		if (w->args[i].a->role == KT_OUT || w->args[i].a->role == KT_INOUT)
-			if (w->ops->dtod(w->g, w->args[i].ref, w->args[i].set[0], w->args[i].bytes, err))
-				rc = WK_FAULT;
+	int raced;
 	kt_buf msg = {0};
 	int cmp = rc == WK_OK ? compare(w, 1, &msg, err) : rc;
 	if (cmp == 1) {
@@ -486,48 +652,54 @@ static int cmd_ref(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 	}
 	kt_buf_free(&msg);
 	if (rc == WK_OK)
-		rc = time_kernel(w, &k, &med, &spread, err);
+		rc = time_kernel(w, &k, 0, &med, &spread, &raced, err);
 	unload_kernel(w, &k);
 	if (rc == WK_OK) {
-		w->have_ref = 1;
+		p->have_ref = 1;
 		kt_buf_printf(reply, "ok\t%.4f\t%.4f", med, spread);
 	}
 	return rc;
 }
 
+/* `eval ID CUBIN KERNEL CONFIG [RACE_US]`. */
 static int cmd_eval(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 {
-	if (!w->have_ref)
+	if (nf != 4 && nf != 5)
+		return kt_fail_internal(err, "eval: ID CUBIN KERNEL CONFIG [RACE_US]"), WK_ERROR;
+	if (!w->p->have_ref)
 		return kt_fail_internal(err, "eval before ref"), WK_ERROR;
+	double race_us = nf == 5 ? atof(f[4]) : 0;
 	wk_kernel k;
-	int rc = load_kernel(w, f[0], f[1], f[2], &k, err);
+	int rc = load_kernel(w, f[1], f[2], f[3], &k, err);
 	if (rc == WK_OK)
 		rc = run_once(w, &k, err);
 	kt_buf msg = {0};
-	int cmp = rc == WK_OK ? compare(w, 0, &msg, err) : rc;
+	int cmp = rc == WK_OK ? compare(w, 0, &msg, err) : rc, raced = 0;
 	double med = 0, spread = 0;
 	if (cmp == 1)
 		kt_buf_printf(reply, "check-failed\t%s", kt_buf_str(&msg));
-	else if ((rc = cmp) == WK_OK && (rc = time_kernel(w, &k, &med, &spread, err)) == WK_OK)
-		kt_buf_printf(reply, "ok\t%.4f\t%.4f", med, spread);
+	else if ((rc = cmp) == WK_OK && (rc = time_kernel(w, &k, race_us, &med, &spread, &raced, err)) == WK_OK)
+		kt_buf_printf(reply, "ok\t%.4f\t%.4f%s", med, spread, raced ? "\traced" : "");
 	kt_buf_free(&msg);
 	unload_kernel(w, &k);
 	return rc;
 }
 
+/* `retime ID ROUNDS (CUBIN KERNEL CONFIG)...`: candidates timed interleaved, round by round. */
 static int cmd_retime(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 {
-	int rounds = atoi(f[0]);
-	size_t nk = (size_t)(nf - 1) / 3;
-	if (rounds < 1 || nk < 1 || (nf - 1) % 3)
-		return kt_fail_internal(err, "retime: ROUNDS (CUBIN KERNEL CONFIG)..."), WK_ERROR;
+	int rounds = atoi(f[1]);
+	size_t nk = (size_t)(nf - 2) / 3;
+	if (rounds < 1 || nk < 1 || (nf - 2) % 3)
+		return kt_fail_internal(err, "retime: ID ROUNDS (CUBIN KERNEL CONFIG)..."), WK_ERROR;
+	int nsets = w->p->nsets;
 	wk_kernel *k = kt_xcalloc(nk, sizeof *k);
 	double *t = kt_xcalloc(nk * (size_t)rounds, sizeof *t);
 	int rc = events(w, 2 * nk * (size_t)rounds, err) ? WK_FAULT : WK_OK;
 	for (size_t c = 0; rc == WK_OK && c < nk; c++)
-		rc = load_kernel(w, f[1 + 3 * c], f[2 + 3 * c], f[3 + 3 * c], &k[c], err);
+		rc = load_kernel(w, f[2 + 3 * c], f[3 + 3 * c], f[4 + 3 * c], &k[c], err);
 	for (size_t c = 0; rc == WK_OK && c < nk; c++) /* warm-up */
-		for (int s = 0; rc == WK_OK && s < w->nsets; s++)
+		for (int s = 0; rc == WK_OK && s < nsets; s++)
 			rc = launch(w, &k[c], s, err) ? WK_FAULT : WK_OK;
 	/* The host's cost of queueing one timed launch, measured on the first of them. */
 	double t0 = kt_now(), host_us = 0;
@@ -538,7 +710,7 @@ static int cmd_retime(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 		rc = hold(w, hold_us((size_t)rounds * nk, host_us), err) ? WK_FAULT : WK_OK;
 	for (int r = 0; rc == WK_OK && r < rounds; r++)
 		for (size_t c = 0; rc == WK_OK && c < nk; c++)
-			rc = timed_launch(w, &k[c], (int)(((size_t)r * nk + c) % (size_t)w->nsets), (size_t)r * nk + c, err)
+			rc = timed_launch(w, &k[c], (int)(((size_t)r * nk + c) % (size_t)nsets), (size_t)r * nk + c, err)
 				     ? WK_FAULT : WK_OK;
 	if (rc == WK_OK && w->ops->sync(w->g, err))
 		rc = WK_FAULT;
@@ -629,12 +801,13 @@ static int cmd_rate(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 }
 
 static const wk_cmd wk_cmds[] = {
-	{"bw", 1, cmd_bw},
-	{"check", 1, cmd_check},
-	{"eval", 3, cmd_eval},
-	{"rate", -1, cmd_rate},
-	{"ref", 3, cmd_ref},
-	{"retime", -1, cmd_retime},
+	{"bw", 1, 0, cmd_bw},
+	{"check", 1, 0, cmd_check},
+	{"eval", -1, 1, cmd_eval},
+	{"problem", -1, 0, cmd_problem},
+	{"rate", -1, 0, cmd_rate},
+	{"ref", 4, 1, cmd_ref},
+	{"retime", -1, 1, cmd_retime},
 };
 
 /* Splits line at tabs in place. */
@@ -658,6 +831,21 @@ static void reply_line(const char *s)
 	fflush(stdout);
 }
 
+/* Runs command c on fields f[0..nf): with a problem, made resident first. */
+static int run_cmd(wk *w, const wk_cmd *c, char **f, int nf, kt_buf *reply, kt_err *err)
+{
+	if (c->nfields >= 0 && nf != c->nfields)
+		return kt_fail_internal(err, "%s takes %d fields, got %d", c->name, c->nfields, nf), WK_ERROR;
+	if (c->problem) {
+		if (nf < 1 || !(w->p = find_prob(w, f[0])))
+			return kt_fail_internal(err, "%s: no problem '%s' (send `problem` first)", c->name, nf ? f[0] : ""), WK_ERROR;
+		int rc = activate(w, err);
+		if (rc != WK_OK)
+			return rc;
+	}
+	return c->run(w, f, nf, reply, err);
+}
+
 /* Answers one command; returns 1 when the worker must stop (a fault, or quit). */
 static int serve(wk *w, char *line)
 {
@@ -668,15 +856,11 @@ static int serve(wk *w, char *line)
 	kt_buf reply = {0};
 	kt_err err = {0};
 	int rc = WK_ERROR, found = 0;
-	for (size_t i = 0; i < sizeof wk_cmds / sizeof wk_cmds[0]; i++) {
-		if (strcmp(f[0], wk_cmds[i].name))
-			continue;
-		found = 1;
-		if (wk_cmds[i].nfields >= 0 && nf - 1 != wk_cmds[i].nfields)
-			kt_fail_internal(&err, "%s takes %d fields, got %d", f[0], wk_cmds[i].nfields, nf - 1);
-		else
-			rc = wk_cmds[i].run(w, f + 1, nf - 1, &reply, &err);
-	}
+	for (size_t i = 0; i < sizeof wk_cmds / sizeof wk_cmds[0]; i++)
+		if (!strcmp(f[0], wk_cmds[i].name)) {
+			found = 1;
+			rc = run_cmd(w, &wk_cmds[i], f + 1, nf - 1, &reply, &err);
+		}
 	if (!found)
 		kt_fail_internal(&err, "unknown command '%s'", f[0]);
 	if (rc == WK_FAULT || (rc == WK_ERROR && !reply.len)) {
@@ -691,62 +875,75 @@ static int serve(wk *w, char *line)
 	return rc == WK_FAULT;
 }
 
-static int worker_open(wk *w, const char *backend, int gpu, const char *tpath, const char **types, int ntypes,
-		       const char *shape, uint64_t seed, kt_err *err)
+/* A worker never outlives the tuner that started it: it is killed when its parent dies (on
+ * Linux), and it exits when its input ends.  parent is the pid the tuner gave, 0 when none. */
+static void die_with_parent(long long parent)
+{
+#ifdef __linux__
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+	if (parent > 0 && getppid() != (pid_t)parent) /* it died before the line above */
+		_exit(KT_EXIT_INTERNAL);
+}
+
+static int worker_open(wk *w, const char *backend, int gpu, uint64_t seed, kt_err *err)
 {
 	w->ops = kt_gpu_backend(backend);
 	if (!w->ops)
 		return kt_fail(err, "unknown GPU backend '%s'", backend);
-	kt_buf diags = {0};
-	kt_tmpl_opts to = {.types = types, .ntypes = ntypes};
-	w->t = kt_tmpl_parse(tpath, &to, &diags, err);
-	kt_buf_free(&diags);
-	if (!w->t || kt_tmpl_parse_shape(w->t, shape, w->shape, err))
-		return -1;
-	kt_tmpl_env(w->t, w->shape, NULL, w->env);
 	if (w->ops->info(gpu, &w->info, err))
 		return -1;
 	w->g = w->ops->open(gpu, err);
 	if (!w->g)
 		return -1;
 	w->seed = seed;
-	return alloc_args(w, err);
+	return w->ops->alloc(w->g, 2 * sizeof(uint64_t), &w->res, err);
 }
 
-static const char worker_usage[] =
-	"kt worker --template FILE --shape SPEC [--type T=x]... [--gpu N] [--backend cuda|fake] [--seed N]";
+static void worker_close(wk *w)
+{
+	/* The process ends after this: the driver releases the context and its memory. */
+	for (size_t i = 0; i < w->nprobs; i++) {
+		wk_prob *p = w->probs[i];
+		free(p->args);
+		free(p->params);
+		free(p->ptrs);
+		kt_tmpl_free(p->t);
+		for (int r = 0; r < 3; r++)
+			free(p->ref[r]);
+		free(p->id);
+		free(p);
+	}
+	free(w->probs);
+	free(w->ev);
+}
+
+static const char worker_usage[] = "kt worker [--gpu N] [--backend cuda|fake] [--seed N] [--parent PID]";
 static const char worker_about[] = "Tests and times variants for `kt tune`, answering commands on stdin (see worker.h).";
 
 int kt_cmd_worker(int argc, char **argv)
 {
-	const char *backend = "cuda", *tpath = NULL, *shape = NULL;
-	kt_strlist types = {0};
-	long long gpu = 0, seed = 1;
+	const char *backend = "cuda";
+	long long gpu = 0, seed = 1, parent = 0;
 	const kt_opt opts[] = {
-		{"template", KT_OPT_STR, &tpath, "FILE", "the template"},
-		{"shape", KT_OPT_STR, &shape, "SPEC", "the shape every variant runs at"},
-		{"type", KT_OPT_LIST, &types, "T=x", "a type symbol's choice (repeatable)"},
 		{"gpu", KT_OPT_INT, &gpu, "N", "device ordinal (default 0)"},
 		{"backend", KT_OPT_STR, &backend, "B", "cuda (default) or fake"},
 		{"seed", KT_OPT_INT, &seed, "N", "seed of the test inputs (default 1)"},
+		{"parent", KT_OPT_INT, &parent, "PID", "the tuner: the worker exits when it is gone"},
 		{0},
 	};
 	kt_err err = {0};
 	int npos = 0, rc = kt_opt_parse(opts, argc, argv, NULL, 0, &npos, &err);
 	if (rc == KT_OPT_HELP) {
 		kt_opt_usage(stdout, worker_usage, worker_about, opts);
-		kt_strlist_free(&types);
 		return KT_EXIT_OK;
 	}
-	if (rc == 0 && (!tpath || !shape))
-		rc = kt_fail(&err, "--template and --shape are required (usage: %s)", worker_usage);
-	if (rc) {
-		kt_strlist_free(&types);
+	if (rc)
 		return kt_opt_fail("worker", NULL, &err);
-	}
+	die_with_parent(parent);
 	wk w = {0};
 	rc = KT_EXIT_OK;
-	if (worker_open(&w, backend, (int)gpu, tpath, types.v, types.n, shape, (uint64_t)seed, &err)) {
+	if (worker_open(&w, backend, (int)gpu, (uint64_t)seed, &err)) {
 		for (char *p = err.msg; *p; p++)
 			if (*p == '\n' || *p == '\t')
 				*p = ' ';
@@ -754,8 +951,7 @@ int kt_cmd_worker(int argc, char **argv)
 		fflush(stdout);
 		rc = KT_EXIT_INTERNAL;
 	} else {
-		printf("ready\t%d\t%d\n", w.nsets, w.flush);
-		fflush(stdout);
+		reply_line("ready");
 		char *line = NULL;
 		size_t cap = 0;
 		ssize_t n;
@@ -767,13 +963,6 @@ int kt_cmd_worker(int argc, char **argv)
 		}
 		free(line);
 	}
-	/* The process ends here: the driver releases the context and its memory. */
-	if (w.t)
-		kt_tmpl_free(w.t);
-	free(w.args);
-	free(w.params);
-	free(w.ptrs);
-	free(w.ev);
-	kt_strlist_free(&types);
+	worker_close(&w);
 	return rc;
 }

@@ -1,16 +1,25 @@
 /* worker.h - testing and timing variants in worker processes (`kt worker`), one per GPU.
  *
- * A worker owns one GPU context.  At start it parses the template, allocates every pointer
- * argument at the shape (several copies, so that timed runs rotate through more than the L2
- * holds) and says `ready`.  Then it answers one line per command, fields separated by tabs:
+ * A worker owns one GPU context and serves every problem of a tuning batch.  It says `ready`,
+ * then answers one line per command, fields separated by tabs:
  *
+ *   problem ID TEMPLATE SHAPE [T=x]...   define problem ID: a template (with its type choices)
+ *                                 at a shape.  Its buffers are allocated when it is first used
+ *                                 (several copies of every pointer argument, so that timed runs
+ *                                 rotate through more than the L2 holds); problems stay resident
+ *                                 while they fit in a quarter of the GPU's memory, the least
+ *                                 recently used one is evicted to make room and made again
+ *                                 (inputs, the reference's outputs) when it is used next
  *   check CUBIN                   load the helper kernels (kt_fill_<etype>, kt_check_<etype>,
- *                                 kt_fma, kt_mma) and fill the inputs (seeded, on the device)
- *   ref CUBIN KERNEL CONFIG|-     run the reference once (- : the template's reference launch,
- *                                 else KERNEL at CONFIG), keep its outputs, time it
- *   eval CUBIN KERNEL CONFIG      poison outputs, reset inout buffers, run, compare every output
- *                                 element with the reference, then time
- *   retime ROUNDS (CUBIN KERNEL CONFIG)...   time candidates interleaved, round by round
+ *                                 kt_fma, kt_mma); needed before any problem is used
+ *   ref ID CUBIN KERNEL CONFIG|-  run problem ID's reference once (- : the template's reference
+ *                                 launch, else KERNEL at CONFIG), keep its outputs, time it
+ *   eval ID CUBIN KERNEL CONFIG [RACE_US]   poison outputs, reset inout buffers, run, compare
+ *                                 every output element with the reference, then time; with
+ *                                 RACE_US, a variant whose fastest of three estimate launches is
+ *                                 slower than RACE_US is not timed further: its estimate is the
+ *                                 answer, marked `raced`
+ *   retime ID ROUNDS (CUBIN KERNEL CONFIG)...   time candidates interleaved, round by round
  *   bw BYTES                      device-to-device copy bandwidth, GB/s (bytes read + written)
  *   rate [UNIT]                   arithmetic rate of a kt_flops_unit, GFLOP/s, the best of a few
  *                                 launches (needs `check` first): fma (the default, kt_fma) or
@@ -18,13 +27,16 @@
  *                                 unknown (the check module was built for an arch without it)
  *   quit
  *
- * Replies: `ok ...numbers`, `check-failed MSG`, `faulted MSG` (the context is broken: the worker
- * exits after saying so), `error MSG` (the command failed; the worker goes on).
+ * Replies: `ok ...numbers [raced]`, `check-failed MSG`, `faulted MSG` (the context is broken: the
+ * worker exits after saying so), `error MSG` (the command failed; the worker goes on).
+ *
+ * A worker never outlives its tuner: it is killed when its parent dies (PR_SET_PDEATHSIG on
+ * Linux, and it checks the parent it was given) and exits at the end of its input.
  *
  * The parent side is a pool (pool.c; the worker is worker.c): jobs are shared among the
  * workers, each has a watchdog; a worker that faults, dies or hangs is killed, its job recorded
  * (KT_FAULTED, KT_TIMED_OUT), and a new worker is started for the next job, replaying the setup
- * commands.
+ * commands (check, every problem and reference).
  */
 #ifndef KT_WORKER_H
 #define KT_WORKER_H
@@ -35,15 +47,11 @@
 #include "result.h"
 #include "util.h"
 
-/* How to start a worker.  The pool copies the strings; types must outlive the pool. */
+/* How to start a worker.  The pool copies the strings. */
 typedef struct kt_worker_opts {
 	const char *exe;               /* the kt executable */
 	const char *backend;           /* "cuda" (NULL) or "fake" */
-	const char *tmpl_path;
-	const char *const *types;      /* "T=half" choices the template was parsed with */
-	int ntypes;
-	const char *shape;             /* "rows=4096,hidden=4096" */
-	uint64_t seed;
+	uint64_t seed;                 /* of the test inputs */
 	double timeout_s;              /* watchdog per job; <= 0: 10 s */
 	double start_timeout_s;        /* for start and setup; <= 0: 120 s */
 	const char *log;               /* workers' stderr goes here (appended per start); NULL: inherit */

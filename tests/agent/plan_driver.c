@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "cmd_env.h"
 
 static int fail(const char *what, const kt_err *err)
 {
@@ -58,7 +59,7 @@ int main(int argc, char **argv)
 	for (int s = 0; s < nshapes; s++)
 		if (kt_tmpl_parse_shape(t, argv[5 + s], shapes + (size_t)s * (size_t)t->nshapes, &err))
 			return fail("shape", &err);
-	if (kt_llm_config_from_env(&lc, &err))
+	if (kt_env_llm(&lc, &err))
 		return fail("llm", &err);
 	kt_llm *llm = kt_llm_new(&lc, &err);
 	if (!llm)

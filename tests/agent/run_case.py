@@ -84,7 +84,7 @@ class Run:
     def env(self, **extra):
         env = dict(os.environ)
         for k in ("KT_LLM_BASE_URL", "OPENAI_BASE_URL", "KT_LLM_API_KEY", "OPENAI_API_KEY", "KT_AGENT",
-                  "KT_AGENT_ROUNDS", "KT_AGENT_TOKENS", "KT_LLM_TIMEOUT", "KT_LLM_RETRIES", "KT_GPU",
+                  "KT_AGENT_ROUNDS", "KT_TUNE_ROUNDS", "KT_AGENT_REPLIES", "KT_AGENT_TOKENS", "KT_LLM_TIMEOUT", "KT_LLM_RETRIES", "KT_GPU",
                   "KT_CACHE_DIR", "KT_REMOTE_CACHE", "KT_RETUNE", "KT_REQUIRE_CACHE_HIT", "KT_TUNE_BUDGET",
                   "KT_TUNE_SECONDS", "KT_TUNE_STRATEGY", "KT_TEST_GPU_BACKEND", "KT_FAKE_GPUS"):
             env.pop(k, None)
@@ -408,7 +408,7 @@ def case_record(r):
           "the transcript has a rejected round and an accepted one")
     nvcc = FAKE_NVCC  # answers --version like nvcc (the compiler is a key field)
     # The API key stays in the environment of kt generate: it must not reach the record.
-    env = r.env(KT_TEST_GPU_BACKEND="fake", KT_FAKE_GPUS="1", KT_AGENT="builtin", KT_AGENT_ROUNDS="2")
+    env = r.env(KT_TEST_GPU_BACKEND="fake", KT_FAKE_GPUS="1", KT_AGENT="builtin", KT_TUNE_ROUNDS="2")
     key = r.generate(r.out, "scale", "n=4096", nvcc, env, "--budget", "12", "--seconds", "60", "--quiet")
     rec, err = check_both_stages(r, key, r.out)
     check(rec["refactor"]["verified"] is False and rec["refactor"]["provenance"].startswith("kt: NOT VERIFIED"),
@@ -455,7 +455,7 @@ def case_gpu_verify(r):
           "the transcript records the verification")
     # Stage 2 through kt generate, as a build runs it: the refactored template tunes on a miss like
     # any template, against its reference, in two rounds of the built-in planner (a small budget).
-    env = r.env(KT_AGENT="builtin", KT_AGENT_ROUNDS="2")
+    env = r.env(KT_AGENT="builtin", KT_TUNE_ROUNDS="2")
     key = r.generate(r.out, "rmsnorm", SHAPE, r.args.nvcc, env, "--budget", "8", "--seconds", "15", "--quiet")
     rec, _ = check_both_stages(r, key, r.out)
     check(rec["refactor"]["verified"] is True and rec["refactor"]["provenance"].startswith("kt: verified on "),

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cache.h"
+#include "cmd_env.h"
 
 static const char *env(const char *name, const char *dflt)
 {
@@ -38,7 +39,12 @@ static int run(const char *verb, const char *path, const char *shape_spec, const
 		return -1;
 	kt_gpu_id gpu = {"", 9, 0, 132, 52428800, 232448};
 	snprintf(gpu.name, sizeof gpu.name, "%s", env("KT_DRIVER_GPU", "NVIDIA H200"));
-	kt_cache_opts co = {.project_dir = getenv("KT_PROJECT_CACHE"), .warn = print_warning};
+	char *user = kt_env_cache_dir(err);
+	long long pause = 0;
+	if (!user || kt_env_long("KT_TEST_STORE_PAUSE_MS", &pause, err))
+		return -1;
+	kt_cache_opts co = {.user_dir = user, .project_dir = getenv("KT_PROJECT_CACHE"), .remote = kt_env("KT_REMOTE_CACHE"),
+			    .store_pause_ms = (long)pause, .warn = print_warning};
 	int64_t shape[KT_MAX_SLOTS];
 	uint16_t cfg[KT_MAX_SLOTS];
 	kt_key key = {0};
@@ -85,6 +91,7 @@ static int run(const char *verb, const char *path, const char *shape_spec, const
 	kt_key_free(&key);
 	kt_buf_free(&compiler);
 	kt_tmpl_free(t);
+	free(user);
 	return rc;
 }
 

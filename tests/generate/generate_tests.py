@@ -69,7 +69,7 @@ class Env:
             return json.load(f), p.stderr
 
     def records(self):
-        return sorted(glob.glob(os.path.join(self.cache, "v*", "*", "*.json")))
+        return sorted(glob.glob(os.path.join(self.cache, "v*", "[0-9a-f][0-9a-f]", "*.json")))
 
 
 def origins(manifest):
@@ -183,10 +183,11 @@ def case_rounds(env):
     check(len(cfgs) == len(set(cfgs)), "one evaluation per configuration")
     out = show(env, m["shapes"][0]["key"])
     check('"rounds"' in out and '"best_round"' in out, "kt cache show prints the rounds: " + out[:400])
-    # KT_AGENT_ROUNDS bounds the rounds.
-    env.generate(["n=8192"], "--quiet", env=dict(agent, KT_AGENT_ROUNDS="1"))
+    # KT_TUNE_ROUNDS bounds the rounds; the retired KT_AGENT_ROUNDS is named in a warning.
+    _, err = env.generate(["n=8192"], "--quiet", env=dict(agent, KT_TUNE_ROUNDS="1", KT_AGENT_ROUNDS="3"))
     (r8,) = [record(p) for p in env.records() if record(p)["shape"] == "n=8192"]
-    check(len(r8["rounds"]["rounds"]) == 1, "KT_AGENT_ROUNDS=1: %s" % r8["rounds"])
+    check(len(r8["rounds"]["rounds"]) == 1, "KT_TUNE_ROUNDS=1: %s" % r8["rounds"])
+    check("KT_AGENT_ROUNDS is no longer read" in err and "KT_TUNE_ROUNDS" in err, "the retired name: " + err)
     # KT_AGENT=off: a single tuning, no history.
     env.generate(["n=16384"], "--quiet", env={"KT_AGENT": "off"})
     (r16,) = [record(p) for p in env.records() if record(p)["shape"] == "n=16384"]

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "cmd_env.h"
 #include "check.h"
 
 static char *slurp(const char *dir, const char *name)
@@ -100,24 +101,43 @@ static void test_control(void)
 	CHECK_INT(kt_agent_mode_parse("gpt", &m, &err), -1);
 	kt_agent_cfg c;
 	unsetenv("KT_AGENT");
-	unsetenv("KT_AGENT_ROUNDS");
+	unsetenv("KT_AGENT_REPLIES");
 	unsetenv("KT_AGENT_TOKENS");
-	CHECK_INT(kt_agent_cfg_from_env(&c, &err), 0);
+	unsetenv("KT_TUNE_ROUNDS");
+	CHECK_INT(kt_env_agent(&c, &err), 0);
 	CHECK_INT(c.mode, KT_AGENT_BUILTIN);
-	CHECK_INT(c.rounds, 4);
+	CHECK_INT(c.replies, 4);
 	setenv("KT_AGENT", "off", 1);
-	setenv("KT_AGENT_ROUNDS", "2", 1);
+	setenv("KT_AGENT_REPLIES", "2", 1);
 	setenv("KT_AGENT_TOKENS", "5000", 1);
-	CHECK_INT(kt_agent_cfg_from_env(&c, &err), 0);
+	CHECK_INT(kt_env_agent(&c, &err), 0);
 	CHECK_INT(c.mode, KT_AGENT_OFF);
-	CHECK_INT(c.rounds, 2);
+	CHECK_INT(c.replies, 2);
 	CHECK_INT(c.tokens, 5000);
-	setenv("KT_AGENT_ROUNDS", "0", 1);
-	CHECK_INT(kt_agent_cfg_from_env(&c, &err), -1);
-	CHECK(strstr(err.msg, "KT_AGENT_ROUNDS") != NULL);
-	unsetenv("KT_AGENT");
+	setenv("KT_AGENT_REPLIES", "0", 1);
+	CHECK_INT(kt_env_agent(&c, &err), -1);
+	CHECK(strstr(err.msg, "KT_AGENT_REPLIES") != NULL);
+	int rounds = -1;
+	CHECK_INT(kt_env_tune_rounds(&rounds, &err), 0);
+	CHECK_INT(rounds, 0); /* unset: the default */
+	setenv("KT_TUNE_ROUNDS", "3", 1);
+	CHECK_INT(kt_env_tune_rounds(&rounds, &err), 0);
+	CHECK_INT(rounds, 3);
+	setenv("KT_TUNE_ROUNDS", "many", 1);
+	CHECK_INT(kt_env_tune_rounds(&rounds, &err), -1);
+	CHECK(strstr(err.msg, "KT_TUNE_ROUNDS='many'") != NULL);
+	/* The retired name is reported, with what replaced it. */
+	kt_buf retired = {0};
+	setenv("KT_AGENT_ROUNDS", "2", 1);
+	kt_env_retired(&retired);
+	CHECK(strstr(kt_buf_str(&retired), "KT_AGENT_ROUNDS is no longer read") &&
+	      strstr(kt_buf_str(&retired), "KT_TUNE_ROUNDS") && strstr(kt_buf_str(&retired), "KT_AGENT_REPLIES"));
+	kt_buf_free(&retired);
 	unsetenv("KT_AGENT_ROUNDS");
+	unsetenv("KT_AGENT");
+	unsetenv("KT_AGENT_REPLIES");
 	unsetenv("KT_AGENT_TOKENS");
+	unsetenv("KT_TUNE_ROUNDS");
 }
 
 static void test_extract(void)
@@ -498,10 +518,10 @@ static void test_summary(void)
 		return;
 	uint16_t c[4][3] = {{0, 0, 0}, {1, 0, 0}, {2, 0, 0}, {2, 1, 1}};
 	kt_eval ev[4] = {
-		{c[0], KT_OK, 20.0, 0.5, 16, 0, 0, NULL},
-		{c[1], KT_OK, 12.0, 0.2, 18, 0, 0, NULL},
-		{c[2], KT_OK, 10.0, 0.1, 20, 0, 8, NULL},
-		{c[3], KT_CHECK_FAILED, 0, 0, -1, -1, -1, "out[3]: 1.5 vs 2.0\nmore"},
+		{c[0], KT_OK, 20.0, 0.5, 16, 0, 0, NULL, 0},
+		{c[1], KT_OK, 12.0, 0.2, 18, 0, 0, NULL, 0},
+		{c[2], KT_OK, 10.0, 0.1, 20, 0, 8, NULL, 0},
+		{c[3], KT_CHECK_FAILED, 0, 0, -1, -1, -1, "out[3]: 1.5 vs 2.0\nmore", 0},
 	};
 	kt_tune_result r = {.nparams = 3, .nevals = 4, .evals = ev, .best = 2, .floor_us = 8.0, .bw_gbs = 4000,
 			    .strategy = "exhaustive", .budget = 10};
@@ -529,18 +549,16 @@ static void test_propose(void)
 	kt_target g;
 	kt_target_lookup("H200", &g, NULL);
 	uint16_t c[3][3] = {{0, 0, 0}, {1, 0, 0}, {2, 0, 0}};
-	kt_eval ev[3] = {{c[0], KT_OK, 30.0, 0.1, 16, 0, 0, NULL}, {c[1], KT_OK, 20.0, 0.1, 16, 0, 0, NULL},
-			 {c[2], KT_OK, 10.0, 0.1, 16, 0, 0, NULL}};
+	kt_eval ev[3] = {{c[0], KT_OK, 30.0, 0.1, 16, 0, 0, NULL, 0}, {c[1], KT_OK, 20.0, 0.1, 16, 0, 0, NULL, 0},
+			 {c[2], KT_OK, 10.0, 0.1, 16, 0, 0, NULL, 0}};
 	kt_tune_result r = {.nparams = 3, .nevals = 3, .evals = ev, .best = 2, .strategy = "exhaustive", .budget = 3};
 	int64_t shape[1] = {4096};
 	kt_plan plan;
 	char *rev;
-	kt_agent_cfg cfg = {KT_AGENT_OFF, 2, 0};
-	CHECK_INT(kt_agent_propose(&cfg, NULL, t, shape, &g, &r, &plan, &rev, &note, NULL, &err), 0);
-	CHECK_INT(plan.n, 0);
+	kt_toolchain tc = {0};
+	kt_problem p = {t, shape, &g, &tc};
 	/* builtin: BLOCK's best is its largest value, so the planner extends it. */
-	cfg.mode = KT_AGENT_BUILTIN;
-	CHECK_INT(kt_agent_propose(&cfg, NULL, t, shape, &g, &r, &plan, &rev, &note, NULL, &err), 0);
+	CHECK_INT(kt_planner_builtin.plan(NULL, &p, &r, &plan, &rev, &note, NULL, &err), 0);
 	CHECK(plan.n >= 1 && plan.props[0].kind == KT_PROP_EXTEND && plan.props[0].value == 512);
 	kt_plan_free(&plan);
 	/* llm: the model's proposals, in the planner's structure; a revision comes back as text. */
@@ -549,9 +567,10 @@ static void test_propose(void)
 				       "\"reason\":\"r\"}]}"};
 	script s = {replies, 1, 0, {0}};
 	kt_llm *l = scripted_client(&s);
-	cfg.mode = KT_AGENT_LLM;
+	kt_agent_planner ap = {{KT_AGENT_LLM, 2, 0}, l};
+	kt_planner llm = kt_agent_planner_seam(&ap);
 	kt_buf tr = {0};
-	CHECK_INT(kt_agent_propose(&cfg, l, t, shape, &g, &r, &plan, &rev, &note, &tr, &err), 0);
+	CHECK_INT(llm.plan(llm.ctx, &p, &r, &plan, &rev, &note, &tr, &err), 0);
 	CHECK(strstr(s.requests[0], "the best BLOCK, 256, is the largest declared value") != NULL);
 	CHECK_INT(plan.n, 3); /* extend 1024, forbid 64 and 128 */
 	CHECK(plan.n == 3 && plan.props[0].kind == KT_PROP_EXTEND && plan.props[0].value == 1024);
@@ -564,7 +583,8 @@ static void test_propose(void)
 	script s2 = {replies, 0, 0, {0}};
 	l = scripted_client(&s2);
 	kt_buf_reset(&note);
-	CHECK_INT(kt_agent_propose(&cfg, l, t, shape, &g, &r, &plan, &rev, &note, NULL, &err), 0);
+	ap.llm = l;
+	CHECK_INT(llm.plan(llm.ctx, &p, &r, &plan, &rev, &note, NULL, &err), 0);
 	CHECK(plan.n >= 1 && plan.props[0].kind == KT_PROP_EXTEND && plan.props[0].value == 512);
 	CHECK(strstr(kt_buf_str(&note), "the LLM planner failed") != NULL);
 	kt_plan_free(&plan);

@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "cache.h"
+#include "cmd_env.h"
 #include "check.h"
 
 static const char src[] =
@@ -434,21 +435,21 @@ static void test_default_dir(void)
 	kt_err err = {0};
 	char *d;
 	setenv("KT_CACHE_DIR", "/a/kt", 1);
-	d = kt_cache_default_dir(&err);
+	d = kt_env_cache_dir(&err);
 	CHECK_STR(d, "/a/kt");
 	free(d);
 	unsetenv("KT_CACHE_DIR");
 	setenv("XDG_CACHE_HOME", "/x", 1);
-	d = kt_cache_default_dir(&err);
+	d = kt_env_cache_dir(&err);
 	CHECK_STR(d, "/x/kt");
 	free(d);
 	unsetenv("XDG_CACHE_HOME");
 	setenv("HOME", "/home/u", 1);
-	d = kt_cache_default_dir(&err);
+	d = kt_env_cache_dir(&err);
 	CHECK_STR(d, "/home/u/.cache/kt");
 	free(d);
 	unsetenv("HOME");
-	CHECK(kt_cache_default_dir(&err) == NULL);
+	CHECK(kt_env_cache_dir(&err) == NULL);
 }
 
 int main(void)

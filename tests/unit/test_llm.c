@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "cmd_env.h"
 #include "llm.h"
 
 #define KEY "sk-unit-test-0123456789abcdef"
@@ -278,28 +279,28 @@ static void test_config(void)
 	unsetenv("KT_LLM_API_KEY");
 	unsetenv("OPENAI_API_KEY");
 	setenv("KT_LLM_MODEL", "m", 1);
-	CHECK_INT(kt_llm_config_from_env(&c, &err), -1);
+	CHECK_INT(kt_env_llm(&c, &err), -1);
 	CHECK(strstr(err.msg, "KT_LLM_BASE_URL") != NULL);
 	setenv("OPENAI_BASE_URL", "http://b/v1", 1);
 	setenv("OPENAI_API_KEY", "k1", 1);
 	setenv("KT_LLM_TIMEOUT", "2.5", 1);
 	setenv("KT_LLM_RETRIES", "7", 1);
-	CHECK_INT(kt_llm_config_from_env(&c, &err), 0);
+	CHECK_INT(kt_env_llm(&c, &err), 0);
 	CHECK_STR(c.base_url, "http://b/v1");
 	CHECK_STR(c.api_key, "k1");
 	CHECK_INT(c.timeout_ms, 2500);
 	CHECK_INT(c.max_retries, 7);
 	setenv("KT_LLM_BASE_URL", "http://a/v1", 1);
 	setenv("KT_LLM_API_KEY", "k2", 1);
-	CHECK_INT(kt_llm_config_from_env(&c, &err), 0);
+	CHECK_INT(kt_env_llm(&c, &err), 0);
 	CHECK_STR(c.base_url, "http://a/v1");
 	CHECK_STR(c.api_key, "k2");
 	setenv("KT_LLM_TIMEOUT", "ten", 1);
-	CHECK_INT(kt_llm_config_from_env(&c, &err), -1);
+	CHECK_INT(kt_env_llm(&c, &err), -1);
 	CHECK(strstr(err.msg, "KT_LLM_TIMEOUT='ten'") != NULL);
 	unsetenv("KT_LLM_TIMEOUT");
 	unsetenv("KT_LLM_MODEL");
-	CHECK_INT(kt_llm_config_from_env(&c, &err), -1);
+	CHECK_INT(kt_env_llm(&c, &err), -1);
 	CHECK(strstr(err.msg, "KT_LLM_MODEL") != NULL);
 	CHECK(kt_llm_new(&c, &err) == NULL);
 }

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "check.h"
 #include "compile.h"
 #include "key.h"
@@ -53,67 +54,74 @@ static kt_tmpl *parse(const char *path)
 	return t;
 }
 
+/* The fake GPU's identity, under which the ceilings are kept. */
+static kt_gpu_id fake_id(void)
+{
+	kt_gpu_info gi;
+	kt_err err = {0};
+	kt_tune_gpu_info("fake", 0, &gi, &err);
+	return gi.id;
+}
+
+static kt_cache *open_cache(const char *dir)
+{
+	kt_cache_opts co = {.user_dir = dir};
+	kt_err err = {0};
+	kt_cache *c = kt_cache_open(&co, &err);
+	CHECK(c != NULL);
+	return c;
+}
+
+/* Tunes t with the ceilings kept in cache (as kt generate and kt tune do). */
 static int tune(const kt_tmpl *t, const char *cache, kt_tune_result *r)
 {
+	kt_cache *c = open_cache(cache);
+	kt_gpu_id id = fake_id();
+	kt_ceilings ceil;
+	kt_cache_ceilings(c, &id, &ceil);
 	kt_tune_opts o = {0};
 	o.backend = "fake";
-	o.nvcc = KT_FAKE_DIR "/fake_nvcc.py";
 	o.exe = KT_EXE;
 	o.timeout_s = 1.0;
 	o.jobs = 2;
 	o.budget = 3;
 	o.seed = 7;
-	o.cache_dir = cache;
+	o.ceilings = &ceil;
 	o.near_floor = -1;
 	int64_t shape[1] = {4096};
+	kt_toolchain tc = {KT_FAKE_DIR "/fake_nvcc.py", "", "", ""};
+	kt_problem p = {t, shape, NULL, &tc};
 	kt_err err = {0};
-	int rc = kt_tune(t, shape, &o, r, &err);
+	int rc = kt_tune(&p, &o, r, &err);
 	if (rc)
 		fprintf(stderr, "kt_tune: %s\n", err.msg);
+	else
+		kt_cache_ceilings_store(c, &id, &ceil);
+	kt_cache_close(c, NULL);
 	return rc;
 }
 
-/* The ceilings file's entry for the one (fake) GPU: a number per name, -1 when absent. */
+/* The kept ceiling what ("bw_gbs", "gflops", "tensor_gflops") of the fake GPU; 0 when not kept. */
 static double kept(const char *cache, const char *what)
 {
-	char *path = kt_path_join(cache, "gpu-ceilings.json");
-	kt_buf text = {0};
-	kt_err err = {0};
-	double v = -1;
-	if (kt_read_file(path, &text, &err) == 0) {
-		cJSON *doc = cJSON_Parse(kt_buf_str(&text));
-		CHECK(cJSON_GetArraySize(doc) == 1);
-		const cJSON *n = cJSON_GetObjectItemCaseSensitive(doc ? doc->child : NULL, what);
-		if (cJSON_IsNumber(n))
-			v = n->valuedouble;
-		cJSON_Delete(doc);
-	}
-	kt_buf_free(&text);
-	free(path);
-	return v;
+	kt_cache *c = open_cache(cache);
+	kt_gpu_id id = fake_id();
+	kt_ceilings ceil;
+	kt_cache_ceilings(c, &id, &ceil);
+	kt_cache_close(c, NULL);
+	return !strcmp(what, "bw_gbs") ? ceil.bw_gbs : !strcmp(what, "gflops") ? ceil.gflops : ceil.tensor_gflops;
 }
 
 /* Replaces the kept value of what with v (as a GPU's ceilings that were measured before). */
 static void set_kept(const char *cache, const char *what, double v)
 {
-	char *path = kt_path_join(cache, "gpu-ceilings.json");
-	kt_buf text = {0};
-	kt_err err = {0};
-	if (kt_read_file(path, &text, &err) == 0) {
-		cJSON *doc = cJSON_Parse(kt_buf_str(&text));
-		cJSON *g = doc ? doc->child : NULL;
-		CHECK(g != NULL);
-		if (g) {
-			cJSON_DeleteItemFromObjectCaseSensitive(g, what);
-			cJSON_AddNumberToObject(g, what, v);
-			char *s = cJSON_Print(doc);
-			CHECK_INT(kt_write_atomic(path, s, strlen(s), &err), 0);
-			free(s);
-		}
-		cJSON_Delete(doc);
-	}
-	kt_buf_free(&text);
-	free(path);
+	kt_cache *c = open_cache(cache);
+	kt_gpu_id id = fake_id();
+	kt_ceilings ceil;
+	CHECK_INT(kt_cache_ceilings(c, &id, &ceil), 0);
+	*(!strcmp(what, "bw_gbs") ? &ceil.bw_gbs : !strcmp(what, "gflops") ? &ceil.gflops : &ceil.tensor_gflops) = v;
+	kt_cache_ceilings_store(c, &id, &ceil);
+	kt_cache_close(c, NULL);
 }
 
 static int near(double a, double b) { return a > b * (1 - 1e-6) && a < b * (1 + 1e-6); }
@@ -156,7 +164,7 @@ static void test_ceilings(const char *dir)
 	CHECK(r.best >= 0 && r.evals[r.best].median_us > r.floor_us);
 	kt_tune_result_free(&r);
 	CHECK(near(kept(cache, "tensor_gflops"), FAKE_TENSOR_GFLOPS));
-	CHECK(kept(cache, "gflops") == -1); /* the FMA rate was not needed */
+	CHECK(kept(cache, "gflops") == 0); /* the FMA rate was not needed */
 
 	/* fp32 flops: the FMA rate, kept beside the tensor rate, which stays. */
 	CHECK_INT(tune(fma, cache, &r), 0);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "agent.h"
 #include "rounds.h"
 
 static kt_tmpl *parse(void)
@@ -23,11 +24,26 @@ static kt_tmpl *parse(void)
 	return t;
 }
 
+static const kt_toolchain fake_tc = {KT_FAKE_DIR "/fake_nvcc.py", "", "", ""};
+
+/* One problem's rounds. */
+static int run_rounds(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, const kt_planner *pl,
+		      const kt_target *g, int rounds, kt_rounds *out, kt_err *err)
+{
+	kt_rounds_task task = {.p = {t, shape, g, &fake_tc}};
+	int rc = kt_rounds_run(&task, 1, o, pl, rounds, err);
+	if (rc == 0 && task.rc) {
+		*err = task.err;
+		rc = -1;
+	}
+	*out = task.out;
+	return rc;
+}
+
 static kt_tune_opts fake_opts(const char *workdir)
 {
 	kt_tune_opts o = {0};
 	o.backend = "fake";
-	o.nvcc = KT_FAKE_DIR "/fake_nvcc.py";
 	o.exe = KT_EXE;
 	o.strategy = "exhaustive";
 	o.timeout_s = 2.0;
@@ -66,11 +82,10 @@ static int one_answer(void *ctx, const kt_http_req *req, kt_http_resp *resp, int
 static void test_builtin(const kt_tmpl *t, const kt_target *g, const char *dir)
 {
 	kt_tune_opts o = fake_opts(dir);
-	kt_agent_cfg cfg = {KT_AGENT_BUILTIN, 3, 0};
 	int64_t shape[1] = {4096};
 	kt_rounds r;
 	kt_err err = {0};
-	int rc = kt_rounds_run(t, shape, &o, &cfg, NULL, g, 3, &r, &err);
+	int rc = run_rounds(t, shape, &o, &kt_planner_builtin, g, 3, &r, &err);
 	CHECK_INT(rc, 0);
 	if (rc)
 		fprintf(stderr, "kt_rounds_run: %s\n", err.msg);
@@ -92,8 +107,7 @@ static void test_builtin(const kt_tmpl *t, const kt_target *g, const char *dir)
 	kt_rounds_free(&r);
 
 	/* KT_AGENT=off: one round, no planner. */
-	cfg.mode = KT_AGENT_OFF;
-	CHECK_INT(kt_rounds_run(t, shape, &o, &cfg, NULL, g, 3, &r, &err), 0);
+	CHECK_INT(run_rounds(t, shape, &o, NULL, g, 3, &r, &err), 0);
 	CHECK_INT(r.n, 1);
 	CHECK(r.v[0].plan == NULL);
 	kt_rounds_free(&r);
@@ -102,7 +116,6 @@ static void test_builtin(const kt_tmpl *t, const kt_target *g, const char *dir)
 static void test_llm(const kt_tmpl *t, const kt_target *g, const char *dir)
 {
 	kt_tune_opts o = fake_opts(dir);
-	kt_agent_cfg cfg = {KT_AGENT_LLM, 2, 0};
 	int64_t shape[1] = {4096};
 	kt_llm_config c;
 	kt_llm_config_defaults(&c);
@@ -115,7 +128,9 @@ static void test_llm(const kt_tmpl *t, const kt_target *g, const char *dir)
 			"\"values\": [128, 4096], \"reason\": \"huge\"}]}";
 	kt_llm_set_transport(l, one_answer, answer);
 	kt_rounds r;
-	CHECK_INT(kt_rounds_run(t, shape, &o, &cfg, l, g, 2, &r, &err), 0);
+	kt_agent_planner ap = {{KT_AGENT_LLM, 2, 0}, l};
+	kt_planner pl = kt_agent_planner_seam(&ap);
+	CHECK_INT(run_rounds(t, shape, &o, &pl, g, 2, &r, &err), 0);
 	CHECK_INT(r.n, 2);
 	CHECK(r.n >= 1 && r.v[0].note && strstr(r.v[0].note, "4096 threads per block") != NULL);
 	CHECK(r.n >= 1 && r.v[0].transcript && strstr(r.v[0].transcript, "more work per thread") != NULL);

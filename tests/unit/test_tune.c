@@ -20,20 +20,28 @@ static kt_tmpl *parse(void)
 	return t;
 }
 
-static kt_tune_opts fake_opts(const char *workdir, const char *cache)
+static kt_ceilings kept_ceilings;
+static const kt_toolchain fake_tc = {KT_FAKE_DIR "/fake_nvcc.py", "", "", ""};
+
+static kt_tune_opts fake_opts(const char *workdir)
 {
 	kt_tune_opts o = {0};
 	o.backend = "fake";
-	o.nvcc = KT_FAKE_DIR "/fake_nvcc.py";
 	o.exe = KT_EXE;
 	o.timeout_s = 1.0;
 	o.jobs = 2;
 	o.batch = 8;
 	o.seed = 7;
 	o.workdir = workdir;
-	o.cache_dir = cache;
+	o.ceilings = &kept_ceilings;
 	o.near_floor = -1;
 	return o;
+}
+
+static int tune(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, kt_tune_result *r, kt_err *err)
+{
+	kt_problem p = {t, shape, NULL, &fake_tc};
+	return kt_tune(&p, o, r, err);
 }
 
 static const kt_eval *find(const kt_tmpl *t, const kt_tune_result *r, const char *spec)
@@ -56,15 +64,15 @@ static int status_of(const kt_tmpl *t, const kt_tune_result *r, const char *spec
 
 static void test_exhaustive(const kt_tmpl *t, const char *dir)
 {
-	char work[512], cache[512];
+	char work[512];
 	snprintf(work, sizeof work, "%s/work", dir);
-	snprintf(cache, sizeof cache, "%s/cache", dir);
-	kt_tune_opts o = fake_opts(work, cache);
+	kt_tune_opts o = fake_opts(work);
 	o.strategy = "exhaustive";
+	kept_ceilings = (kt_ceilings){0};
 	int64_t shape[1] = {4096};
 	kt_tune_result r;
 	kt_err err = {0};
-	int rc = kt_tune(t, shape, &o, &r, &err);
+	int rc = tune(t, shape, &o, &r, &err);
 	CHECK_INT(rc, 0);
 	if (rc) {
 		fprintf(stderr, "kt_tune: %s\n", err.msg);
@@ -99,11 +107,11 @@ static void test_exhaustive(const kt_tmpl *t, const char *dir)
 	CHECK(r.floor_us > 0.016 && r.floor_us < 0.017); /* 8 * 4096 bytes at 2000 GB/s */
 	CHECK_STR(r.strategy, "exhaustive");
 	CHECK(r.seconds > 0);
-	/* The bandwidth was kept for this GPU. */
-	char path[600];
-	snprintf(path, sizeof path, "%s/gpu-ceilings.json", cache);
-	CHECK(access(path, R_OK) == 0);
+	/* The bandwidth was measured and handed back, to be kept for this GPU. */
+	CHECK(kept_ceilings.bw_gbs > 1999 && kept_ceilings.bw_gbs < 2001);
+	CHECK_STR(r.stop, "the space is exhausted");
 	/* Work files stay in a given work directory. */
+	char path[600];
 	snprintf(path, sizeof path, "%s/build0.ninja", work);
 	CHECK(access(path, R_OK) == 0);
 	kt_tune_result_free(&r);
@@ -126,11 +134,11 @@ static void test_prefer_default(const char *dir)
 	kt_write_atomic(path, text.data, text.len, &err);
 	kt_tmpl *t = kt_tmpl_parse(path, NULL, &diags, &err);
 	CHECK(t != NULL);
-	kt_tune_opts o = fake_opts(NULL, NULL);
+	kt_tune_opts o = fake_opts(NULL);
 	o.strategy = "exhaustive";
 	int64_t shape[1] = {4096};
 	kt_tune_result r;
-	CHECK_INT(t ? kt_tune(t, shape, &o, &r, &err) : -1, 0);
+	CHECK_INT(t ? tune(t, shape, &o, &r, &err) : -1, 0);
 	if (t && r.best >= 0) {
 		kt_buf cfg = {0};
 		kt_tmpl_format_config(t, r.evals[r.best].cfg, &cfg);
@@ -146,13 +154,13 @@ static void test_prefer_default(const char *dir)
 
 static void test_budget(const kt_tmpl *t)
 {
-	kt_tune_opts o = fake_opts(NULL, NULL);
+	kt_tune_opts o = fake_opts(NULL);
 	o.strategy = "random";
 	o.budget = 6;
 	int64_t shape[1] = {4096};
 	kt_tune_result r;
 	kt_err err = {0};
-	int rc = kt_tune(t, shape, &o, &r, &err);
+	int rc = tune(t, shape, &o, &r, &err);
 	CHECK_INT(rc, 0);
 	/* The search's 6, plus the default when the search did not pick it. */
 	CHECK(r.nevals >= 6 && r.nevals <= 7);
@@ -162,12 +170,12 @@ static void test_budget(const kt_tmpl *t)
 
 static void test_no_gpu(const kt_tmpl *t)
 {
-	kt_tune_opts o = fake_opts(NULL, NULL);
+	kt_tune_opts o = fake_opts(NULL);
 	setenv("KT_FAKE_GPUS", "0", 1);
 	int64_t shape[1] = {4096};
 	kt_tune_result r;
 	kt_err err = {0};
-	CHECK_INT(kt_tune(t, shape, &o, &r, &err), -1);
+	CHECK_INT(tune(t, shape, &o, &r, &err), -1);
 	CHECK(strstr(err.msg, "cannot tune") != NULL);
 	unsetenv("KT_FAKE_GPUS");
 	kt_tune_result_free(&r);
@@ -175,14 +183,14 @@ static void test_no_gpu(const kt_tmpl *t)
 
 static void test_two_gpus(const kt_tmpl *t)
 {
-	kt_tune_opts o = fake_opts(NULL, NULL);
+	kt_tune_opts o = fake_opts(NULL);
 	setenv("KT_FAKE_GPUS", "2", 1);
 	o.gpu = -1;
 	o.strategy = "exhaustive";
 	int64_t shape[1] = {4096};
 	kt_tune_result r;
 	kt_err err = {0};
-	int rc = kt_tune(t, shape, &o, &r, &err);
+	int rc = tune(t, shape, &o, &r, &err);
 	CHECK_INT(rc, 0);
 	CHECK_INT(r.nevals, 21);
 	CHECK_INT(status_of(t, &r, "BLOCK=64,UNROLL=1,MODE=crash"), KT_FAULTED);
@@ -195,8 +203,8 @@ static void test_two_gpus(const kt_tmpl *t)
 static void test_robust(const kt_tmpl *t)
 {
 	uint16_t a[3] = {0, 0, 0}, b[3] = {1, 0, 0}, c[3] = {2, 0, 0}, got[3];
-	kt_eval e0[3] = {{a, KT_OK, 10, 0, 0, 0, 0, NULL}, {b, KT_OK, 30, 0, 0, 0, 0, NULL}, {c, KT_OK, 12, 0, 0, 0, 0, NULL}};
-	kt_eval e1[3] = {{a, KT_OK, 40, 0, 0, 0, 0, NULL}, {b, KT_OK, 10, 0, 0, 0, 0, NULL}, {c, KT_OK, 12, 0, 0, 0, 0, NULL}};
+	kt_eval e0[3] = {{a, KT_OK, 10, 0, 0, 0, 0, NULL, 0}, {b, KT_OK, 30, 0, 0, 0, 0, NULL, 0}, {c, KT_OK, 12, 0, 0, 0, 0, NULL, 0}};
+	kt_eval e1[3] = {{a, KT_OK, 40, 0, 0, 0, 0, NULL, 0}, {b, KT_OK, 10, 0, 0, 0, 0, NULL, 0}, {c, KT_OK, 12, 0, 0, 0, 0, NULL, 0}};
 	kt_tune_result r0 = {.nparams = 3, .nevals = 3, .evals = e0, .best = 0};
 	kt_tune_result r1 = {.nparams = 3, .nevals = 3, .evals = e1, .best = 1};
 	const kt_tune_result *rs[2] = {&r0, &r1};
@@ -221,17 +229,133 @@ static void test_progress(void)
 	kt_progress_init(&p, f, "scale n=8");
 	CHECK_INT(p.tty, 0);
 	p.last -= 100; /* a plain line is due */
-	kt_progress_update(&p, 3, 12, 1, 2.0, 1.0);
-	kt_progress_update(&p, 4, 12, 1, 2.0, 1.0); /* too soon after the last: nothing */
-	kt_progress_done(&p, 12, 2, 1.5, 1.0);
+	size_t one[KT_NSTATUS] = {[KT_OK] = 2, [KT_COMPILE_FAILED] = 1};
+	size_t two[KT_NSTATUS] = {[KT_OK] = 10, [KT_COMPILE_FAILED] = 1, [KT_CHECK_FAILED] = 1};
+	kt_progress_update(&p, 3, 12, one, 2.0, 1.0, 1, 0);
+	kt_progress_update(&p, 4, 12, one, 2.0, 1.0, 1, 0); /* too soon after the last: nothing */
+	kt_progress_done(&p, 12, two, 1.5, 1.0, "converged: no gain");
 	char text[512] = "";
 	rewind(f);
 	size_t n = fread(text, 1, sizeof text - 1, f);
 	text[n] = 0;
 	fclose(f);
-	CHECK(strstr(text, "kt: tuning scale n=8: 3/12 evaluated, 1 failed, best 2.00 us (50% of floor), about ") == text);
-	CHECK(strstr(text, "4/12") == NULL);
-	CHECK(strstr(text, "\nkt: tuned scale n=8: 12 evaluated, 2 failed, best 1.50 us (67% of floor), ") != NULL);
+	CHECK(strstr(text, "kt: tuning scale n=8: 3 evaluated (") == text);
+	CHECK(strstr(text, "/s), 1 failed (1 do not compile), best 2.00 us (50% of floor), at most ") != NULL);
+	CHECK(strstr(text, "4 evaluated") == NULL);
+	CHECK(strstr(text, "\nkt: tuned scale n=8: 12 evaluated, 2 failed (1 do not compile, 1 wrong result), best 1.50 us "
+			   "(67% of floor), ") != NULL);
+	CHECK(strstr(text, "; stopped: converged: no gain\n") != NULL);
+	char buf[128];
+	size_t none[KT_NSTATUS] = {[KT_OK] = 5};
+	CHECK_INT(kt_failures_format(none, buf, sizeof buf), 0);
+	CHECK_STR(buf, "0 failed");
+	size_t all[KT_NSTATUS] = {1, 2, 3, 4, 5, 6};
+	CHECK_INT(kt_failures_format(all, buf, sizeof buf), 20);
+	CHECK_STR(buf, "20 failed (2 do not compile, 3 exceed a limit, 4 wrong result, 5 launch error, 6 timeout)");
+}
+
+/* Two shapes and two templates in one batch: one pipeline whose work interleaves (the fake GPU's
+ * log of launches alternates between the shapes), a variant compiled once measured at both shapes
+ * of its template, and each task's own result. */
+static void test_batch(const kt_tmpl *t, const char *dir)
+{
+	char log[600], path[600];
+	snprintf(log, sizeof log, "%s/fake.log", dir);
+	snprintf(path, sizeof path, "%s/scale2.cu.tmpl", dir);
+	kt_buf text = {0}, diags = {0};
+	kt_err err = {0};
+	kt_read_file(KT_FAKE_DIR "/scale.cu.tmpl", &text, &err);
+	kt_buf_puts(&text, "// another template: a copy\n");
+	kt_write_atomic(path, text.data, text.len, &err);
+	kt_tmpl *t2 = kt_tmpl_parse(path, NULL, &diags, &err);
+	CHECK(t2 != NULL);
+	if (!t2)
+		return;
+	setenv("KT_FAKE_LOG", log, 1);
+	unlink(log);
+	int64_t s1[1] = {4096}, s2[1] = {8192}, s3[1] = {1024};
+	kt_tune_task tasks[3] = {{.p = {t, s1, NULL, &fake_tc}}, {.p = {t, s2, NULL, &fake_tc}}, {.p = {t2, s3, NULL, &fake_tc}}};
+	kt_tune_opts o = fake_opts(NULL);
+	o.strategy = "exhaustive";
+	kt_tune_stats st = {0};
+	o.stats = &st;
+	CHECK_INT(kt_tune_batch(tasks, 3, &o, &err), 0);
+	unsetenv("KT_FAKE_LOG");
+	for (int i = 0; i < 3; i++) {
+		CHECK_INT(tasks[i].rc, 0);
+		CHECK_INT(tasks[i].out.nevals, 21);
+		CHECK(tasks[i].out.best >= 0);
+		kt_tune_result_free(&tasks[i].out);
+	}
+	CHECK(st.reused > 0); /* shape 8192 measured variants compiled for 4096 (or the other way) */
+	CHECK(st.compiled < 3 * 21); /* each of the first template's variants compiled once */
+	/* The launches of the variants (n=4096, 8192, 1024) interleave: some shape is worked on
+	 * again after another shape's work began. */
+	kt_buf lines = {0};
+	CHECK_INT(kt_read_file(log, &lines, &err), 0);
+	int switches = 0;
+	char last[64] = "";
+	for (const char *l = kt_buf_str(&lines); *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t n = nl ? (size_t)(nl - l) : strlen(l);
+		const char *at = strstr(l, " n=");
+		if (at && at < l + n && strncmp(l, "launch kt_scale", 15) == 0) {
+			char cur[64];
+			snprintf(cur, sizeof cur, "%.*s", (int)strcspn(at + 1, " \n"), at + 1);
+			switches += last[0] && strcmp(cur, last) != 0;
+			snprintf(last, sizeof last, "%s", cur);
+		}
+		l += n + (nl != NULL);
+	}
+	CHECK(switches >= 4); /* one pass per shape would switch twice */
+	kt_buf_free(&lines);
+	kt_buf_free(&text);
+	kt_buf_free(&diags);
+	kt_tmpl_free(t2);
+}
+
+/* Warm start: the seeds are evaluated right after the default; what an earlier round measured
+ * is not evaluated again; a converged search stops and says so. */
+static void test_seeds_and_stop(const kt_tmpl *t)
+{
+	uint16_t best[3], cfg[3];
+	kt_err err = {0};
+	kt_tmpl_parse_config(t, "BLOCK=256,UNROLL=4,MODE=good", best, &err);
+	int64_t shape[1] = {4096};
+	kt_tune_task task = {.p = {t, shape, NULL, &fake_tc}, .seeds = best, .nseeds = 1};
+	kt_tune_opts o = fake_opts(NULL);
+	o.strategy = "bestfirst";
+	o.budget = 21;
+	o.patience = 4;
+	o.batch = 2;
+	o.jobs = 1;
+	CHECK_INT(kt_tune_batch(&task, 1, &o, &err), 0);
+	kt_tune_result *r = &task.out;
+	/* The measured ones in order: the default, then the seed (a random start point beyond the
+	 * device's limits is recorded before anything is measured). */
+	long measured[2] = {-1, -1};
+	for (size_t i = 0, m = 0; i < r->nevals && m < 2; i++)
+		if (r->evals[i].status == KT_OK)
+			measured[m++] = (long)i;
+	CHECK(measured[1] >= 0 && !memcmp(r->evals[measured[1]].cfg, best, sizeof best));
+	CHECK(r->nevals < 21);                                                  /* it stopped early */
+	CHECK(strncmp(r->stop, "converged: no gain beyond the noise", 35) == 0);
+	CHECK(r->best >= 0 && !memcmp(r->evals[r->best].cfg, best, sizeof best));
+	/* Known: the seed's result told, not evaluated again. */
+	kt_tmpl_parse_config(t, "BLOCK=128,UNROLL=1,MODE=good", cfg, &err);
+	double known_us[2] = {100.0, 150.0};
+	uint16_t known[6];
+	memcpy(known, best, sizeof best);
+	memcpy(known + 3, cfg, sizeof cfg);
+	kt_tune_task t2 = {.p = {t, shape, NULL, &fake_tc}, .known = known, .known_us = known_us, .nknown = 2};
+	o.patience = -1;
+	o.strategy = "exhaustive";
+	o.budget = 0;
+	CHECK_INT(kt_tune_batch(&t2, 1, &o, &err), 0);
+	CHECK(find(t, &t2.out, "BLOCK=256,UNROLL=4,MODE=good") == NULL);
+	CHECK_INT(t2.out.nevals, 20); /* 21 but the known best; the default is measured as the reference */
+	kt_tune_result_free(r);
+	kt_tune_result_free(&t2.out);
 }
 
 int main(void)
@@ -248,6 +372,8 @@ int main(void)
 		test_two_gpus(t);
 		test_robust(t);
 		test_prefer_default(dir);
+		test_batch(t, dir);
+		test_seeds_and_stop(t);
 	}
 	test_progress();
 	kt_tmpl_free(t);

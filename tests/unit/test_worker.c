@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -45,32 +48,48 @@ static kt_job job(const char *verb, const char *cubin, const char *config)
 {
 	kt_job j = {0};
 	kt_buf b = {0};
-	kt_buf_printf(&b, "%s\t%s\tscale\t%s", verb, cubin, config);
+	kt_buf_printf(&b, "%s\tP\t%s\tscale\t%s", verb, cubin, config);
 	j.cmd = kt_buf_detach(&b);
 	return j;
+}
+
+/* Starts a pool on the fake GPU with the check kernels loaded and problem `id` defined at shape. */
+static kt_pool *pool_with(const char *chk, const char *id, const char *shape, kt_err *err)
+{
+	kt_worker_opts o = {KT_EXE, "fake", 3, 1.0, 30, NULL};
+	int gpus[1] = {0};
+	kt_pool *p = kt_pool_new(&o, gpus, 1, err);
+	kt_buf cmd = {0};
+	kt_buf_printf(&cmd, "check\t%s", chk);
+	int rc = p ? kt_pool_setup(p, kt_buf_str(&cmd), NULL, err) : -1;
+	kt_buf_reset(&cmd);
+	kt_buf_printf(&cmd, "problem\t%s\t%s\t%s", id, KT_FAKE_DIR "/scale.cu.tmpl", shape);
+	if (rc == 0)
+		rc = kt_pool_setup(p, kt_buf_str(&cmd), NULL, err);
+	kt_buf_free(&cmd);
+	if (rc && p) {
+		kt_pool_free(p);
+		p = NULL;
+	}
+	return p;
 }
 
 static const char cfg[] = "BLOCK=128,UNROLL=1,MODE=good";
 
 static void test_protocol(void)
 {
-	kt_worker_opts o = {KT_EXE, "fake", KT_FAKE_DIR "/scale.cu.tmpl", NULL, 0, "n=1000", 3, 1.0, 30, NULL};
-	int gpus[1] = {0};
 	kt_err err = {0};
-	kt_pool *p = kt_pool_new(&o, gpus, 1, &err);
+	char *chk = check_module(), *good = module("good.cubin", "ok", 40), *slow = module("slow.cubin", "ok", 80);
+	char *wrong = module("wrong.cubin", "wrong", 40), *noop = module("noop.cubin", "noop", 40);
+	char *crash = module("crash.cubin", "fault", 40), *hang = module("hang.cubin", "hang", 40);
+	kt_pool *p = pool_with(chk, "P", "n=1000", &err);
 	CHECK(p != NULL);
 	if (!p) {
 		fprintf(stderr, "%s\n", err.msg);
 		return;
 	}
-	char *chk = check_module(), *good = module("good.cubin", "ok", 40), *slow = module("slow.cubin", "ok", 80);
-	char *wrong = module("wrong.cubin", "wrong", 40), *noop = module("noop.cubin", "noop", 40);
-	char *crash = module("crash.cubin", "fault", 40), *hang = module("hang.cubin", "hang", 40);
 	kt_buf cmd = {0};
-	kt_buf_printf(&cmd, "check\t%s", chk);
-	CHECK_INT(kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err), 0);
-	kt_buf_reset(&cmd);
-	kt_buf_printf(&cmd, "ref\t%s\tscale\t%s", good, cfg);
+	kt_buf_printf(&cmd, "ref\tP\t%s\tscale\t%s", good, cfg);
 	const char *reply = NULL;
 	CHECK_INT(kt_pool_setup(p, kt_buf_str(&cmd), &reply, &err), 0);
 	CHECK(reply && fabs(atof(reply) - 40) < 1e-3);
@@ -101,7 +120,7 @@ static void test_protocol(void)
 
 	/* Re-timing, interleaved: one reply with a median and a spread per candidate. */
 	kt_buf_reset(&cmd);
-	kt_buf_printf(&cmd, "retime\t10\t%s\tscale\t%s\t%s\tscale\t%s", slow, cfg, good, cfg);
+	kt_buf_printf(&cmd, "retime\tP\t10\t%s\tscale\t%s\t%s\tscale\t%s", slow, cfg, good, cfg);
 	kt_job r = {cmd.data, KT_OK, NULL, 30};
 	CHECK_INT(kt_pool_run(p, &r, 1, &err), 0);
 	double m1 = 0, s1 = -1, m2 = 0, s2 = -1;
@@ -126,6 +145,20 @@ static void test_protocol(void)
 	CHECK(unit.status != KT_OK && unit.reply && strstr(unit.reply, "fma, tensor"));
 	kt_job_clear(&unit);
 
+	/* Racing: an estimate slower than the threshold is the answer, marked; a faster one is timed in full. */
+	kt_buf_reset(&cmd);
+	kt_buf_printf(&cmd, "eval\tP\t%s\tscale\t%s\t50", slow, cfg);
+	kt_job race = {cmd.data, KT_OK, NULL, 30};
+	CHECK_INT(kt_pool_run(p, &race, 1, &err), 0);
+	CHECK(race.status == KT_OK && race.reply && fabs(atof(race.reply) - 80) < 1e-3 && strstr(race.reply, "\traced"));
+	kt_job_clear(&race);
+	kt_buf_reset(&cmd);
+	kt_buf_printf(&cmd, "eval\tP\t%s\tscale\t%s\t50", good, cfg);
+	race.cmd = cmd.data;
+	CHECK_INT(kt_pool_run(p, &race, 1, &err), 0);
+	CHECK(race.status == KT_OK && race.reply && fabs(atof(race.reply) - 40) < 1e-3 && !strstr(race.reply, "raced"));
+	kt_job_clear(&race);
+
 	kt_buf_free(&cmd);
 	kt_pool_free(p);
 	char *paths[] = {chk, good, slow, wrong, noop, crash, hang};
@@ -138,17 +171,12 @@ static void test_protocol(void)
 /* A reference that faults is a setup failure, not a variant's. */
 static void test_bad_reference(void)
 {
-	kt_worker_opts o = {KT_EXE, "fake", KT_FAKE_DIR "/scale.cu.tmpl", NULL, 0, "n=64", 3, 1.0, 30, NULL};
-	int gpus[1] = {0};
 	kt_err err = {0};
-	kt_pool *p = kt_pool_new(&o, gpus, 1, &err);
-	CHECK(p != NULL);
 	char *chk = check_module(), *noop = module("noop.cubin", "noop", 10);
+	kt_pool *p = pool_with(chk, "P", "n=64", &err);
+	CHECK(p != NULL);
 	kt_buf cmd = {0};
-	kt_buf_printf(&cmd, "check\t%s", chk);
-	CHECK_INT(kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err), 0);
-	kt_buf_reset(&cmd);
-	kt_buf_printf(&cmd, "ref\t%s\tscale\t%s", noop, cfg);
+	kt_buf_printf(&cmd, "ref\tP\t%s\tscale\t%s", noop, cfg);
 	CHECK_INT(kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err), -1);
 	CHECK(strstr(err.msg, "the reference left 64 of 64 elements of 'out' NaN") != NULL);
 	kt_buf_free(&cmd);
@@ -159,17 +187,115 @@ static void test_bad_reference(void)
 	free(noop);
 }
 
+/* One worker serves several problems: each keeps its own inputs and reference, also after it
+ * was evicted to make room for the others (the fake GPU has 256 MiB; resident problems take a
+ * quarter: each of these takes 48 MiB, so every switch evicts). */
+static void test_problems(void)
+{
+	kt_err err = {0};
+	char *chk = check_module(), *good = module("good.cubin", "ok", 40), *wrong = module("wrong.cubin", "wrong", 40);
+	kt_pool *p = pool_with(chk, "A", "n=4194304", &err);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	kt_buf cmd = {0};
+	const char *ids[] = {"A", "B", "C"}, *shapes[] = {"n=4194304", "n=4194304", "n=1000"};
+	for (int i = 0; i < 3; i++) {
+		kt_buf_reset(&cmd);
+		kt_buf_printf(&cmd, "problem\t%s\t%s\t%s", ids[i], KT_FAKE_DIR "/scale.cu.tmpl", shapes[i]);
+		CHECK_INT(kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err), 0);
+		kt_buf_reset(&cmd);
+		kt_buf_printf(&cmd, "ref\t%s\t%s\tscale\t%s", ids[i], good, cfg);
+		CHECK_INT(kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err), 0);
+	}
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < 3; i++) {
+			kt_job j[2] = {{0}, {0}};
+			kt_buf a = {0}, b = {0};
+			kt_buf_printf(&a, "eval\t%s\t%s\tscale\t%s", ids[i], good, cfg);
+			kt_buf_printf(&b, "eval\t%s\t%s\tscale\t%s", ids[i], wrong, cfg);
+			j[0].cmd = a.data;
+			j[1].cmd = b.data;
+			CHECK_INT(kt_pool_run(p, j, 2, &err), 0);
+			CHECK_INT(j[0].status, KT_OK);
+			CHECK_INT(j[1].status, KT_CHECK_FAILED);
+			CHECK(j[1].reply && strstr(j[1].reply, i < 2 ? "of 4194304 elements" : "of 1000 elements"));
+			kt_job_clear(&j[0]);
+			kt_job_clear(&j[1]);
+			kt_buf_free(&a);
+			kt_buf_free(&b);
+		}
+	kt_job j = {"eval\tZ\tx\tscale\t-", KT_OK, NULL, 30}; /* a problem nobody defined */
+	CHECK_INT(kt_pool_run(p, &j, 1, &err), 0);
+	CHECK(j.status != KT_OK && j.reply && strstr(j.reply, "no problem 'Z'"));
+	kt_job_clear(&j);
+	kt_buf_free(&cmd);
+	kt_pool_free(p);
+	char *paths[] = {chk, good, wrong};
+	for (size_t i = 0; i < 3; i++) {
+		unlink(paths[i]);
+		free(paths[i]);
+	}
+}
+
+/* A worker never outlives its tuner: a process that started one is SIGKILLed, and the worker,
+ * idle on its input, goes too. */
+static void test_orphan(void)
+{
+	int fds[2];
+	if (pipe(fds))
+		return;
+	pid_t tuner = fork();
+	if (tuner == 0) {
+		close(fds[0]);
+		kt_proc w;
+		kt_err err = {0};
+		char parent[32];
+		snprintf(parent, sizeof parent, "%ld", (long)getpid());
+		char *argv[] = {KT_EXE, "worker", "--backend", "fake", "--parent", parent, NULL};
+		if (kt_proc_spawn(&w, argv, 1, NULL, &err) == 0) {
+			long pid = (long)w.pid;
+			if (write(fds[1], &pid, sizeof pid) != (ssize_t)sizeof pid)
+				_exit(1);
+		}
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	long worker = 0;
+	CHECK(read(fds[0], &worker, sizeof worker) == (ssize_t)sizeof worker && worker > 0);
+	close(fds[0]);
+	kill(tuner, SIGKILL);
+	waitpid(tuner, NULL, 0);
+	int gone = 0;
+	for (int i = 0; i < 100 && worker > 0 && !gone; i++) { /* up to 5 s */
+		char path[64], state = 0;
+		snprintf(path, sizeof path, "/proc/%ld/stat", worker);
+		FILE *f = fopen(path, "r");
+		gone = !f || fscanf(f, "%*d %*s %c", &state) != 1 || state == 'Z'; /* a zombie is gone too */
+		if (f)
+			fclose(f);
+		if (!gone)
+			nanosleep(&(struct timespec){0, 50000000}, NULL);
+	}
+	CHECK(gone);
+}
+
 static void test_worker_start_failure(void)
 {
-	kt_worker_opts o = {KT_EXE, "fake", KT_FAKE_DIR "/scale.cu.tmpl", NULL, 0, "rows=3", 3, 1.0, 30, NULL};
-	int gpus[1] = {0};
+	kt_worker_opts o = {KT_EXE, "fake", 3, 1.0, 30, NULL};
+	int gpus[1] = {5}; /* the fake has one GPU */
 	kt_err err = {0};
 	CHECK(kt_pool_new(&o, gpus, 1, &err) == NULL);
-	CHECK(strstr(err.msg, "did not start") && strstr(err.msg, "rows"));
-	o.shape = "n=8";
-	gpus[0] = 5; /* the fake has one GPU */
-	CHECK(kt_pool_new(&o, gpus, 1, &err) == NULL);
 	CHECK(strstr(err.msg, "fake GPU 5 does not exist") != NULL);
+	gpus[0] = 0;
+	kt_pool *p = kt_pool_new(&o, gpus, 1, &err);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	CHECK_INT(kt_pool_setup(p, "problem\tP\t" KT_FAKE_DIR "/scale.cu.tmpl\trows=3", NULL, &err), -1);
+	CHECK(strstr(err.msg, "rows") != NULL);
+	kt_pool_free(p);
 }
 
 static void test_names(void)
@@ -257,6 +383,8 @@ int main(void)
 	test_proc();
 	test_protocol();
 	test_bad_reference();
+	test_problems();
+	test_orphan();
 	test_worker_start_failure();
 	rmdir(dir);
 	return check_done();

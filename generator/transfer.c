@@ -1,0 +1,145 @@
+/* transfer.c - warm start: seeds from the records of the same template (see transfer.h). */
+#include "transfer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "key.h"
+#include "record.h"
+#include "space.h"
+
+typedef struct scan {
+	const kt_problem *p;
+	const char *prefix;       /* the problem's key fields up to the shape */
+	size_t prefixlen;
+	kt_seed_source *src;
+	size_t n, cap;
+} scan;
+
+/* The distance of a record's shape and GPU from the problem's. */
+static double distance(const kt_problem *p, const int64_t *shape, const kt_gpu_id *gpu)
+{
+	double d = 0;
+	for (int i = 0; i < p->tmpl->nshapes; i++) {
+		int64_t a = p->shape[i], b = shape[i];
+		d += a == b ? 0 : a > 0 && b > 0 ? fabs(log2((double)a / (double)b)) : 1;
+	}
+	const kt_gpu_id *g = &p->target->id;
+	int same = !strcmp(g->name, gpu->name) && g->sms == gpu->sms && g->cc_major == gpu->cc_major &&
+		   g->cc_minor == gpu->cc_minor;
+	return d + (same ? 0 : KT_TRANSFER_OTHER_GPU);
+}
+
+static const kt_tune_result *sort_res;
+static int by_time(const void *a, const void *b)
+{
+	double x = sort_res->evals[*(const size_t *)a].median_us, y = sort_res->evals[*(const size_t *)b].median_us;
+	return (x > y) - (x < y);
+}
+
+/* The record's chosen configuration, then its fastest fully timed others. */
+static void take_configs(const kt_problem *p, const kt_tune_result *r, kt_seed_source *s)
+{
+	size_t np = (size_t)(p->tmpl->nparams ? p->tmpl->nparams : 1);
+	size_t *ok = kt_xcalloc(r->nevals + 1, sizeof *ok), nok = 0;
+	for (size_t i = 0; i < r->nevals; i++)
+		if (r->evals[i].status == KT_OK && !r->evals[i].raced && (long)i != r->best)
+			ok[nok++] = i;
+	sort_res = r;
+	qsort(ok, nok, sizeof *ok, by_time);
+	s->cfgs = kt_xcalloc((KT_TRANSFER_PER_RECORD + 1) * np, sizeof *s->cfgs);
+	if (r->best >= 0)
+		memcpy(s->cfgs + s->n++ * np, r->evals[r->best].cfg, (size_t)p->tmpl->nparams * sizeof *s->cfgs);
+	for (size_t i = 0; i < nok && s->n < KT_TRANSFER_PER_RECORD; i++)
+		memcpy(s->cfgs + s->n++ * np, r->evals[ok[i]].cfg, (size_t)p->tmpl->nparams * sizeof *s->cfgs);
+	free(ok);
+}
+
+static int visit(void *ctx, const char *path, const char *key)
+{
+	scan *sc = ctx;
+	kt_buf text = {0};
+	kt_err e = {0};
+	kt_record rec;
+	(void)key;
+	if (kt_read_file(path, &text, &e) != 0 || kt_record_read(text.data, text.len, &rec, &e) != 0) {
+		kt_buf_free(&text);
+		return 0; /* unreadable: it seeds nothing */
+	}
+	const char *f = kt_buf_str(&rec.fields);
+	int64_t shape[KT_MAX_SLOTS];
+	if (!strncmp(f, sc->prefix, sc->prefixlen) && !strncmp(f + sc->prefixlen, "shape=", 6) && rec.shape &&
+	    kt_tmpl_parse_shape(sc->p->tmpl, rec.shape, shape, &e) == 0) {
+		kt_tune_result r;
+		kt_record_result(&rec, sc->p->tmpl, &r);
+		if (sc->n == sc->cap) {
+			sc->cap = sc->cap ? 2 * sc->cap : 16;
+			sc->src = kt_xrealloc(sc->src, sc->cap * sizeof *sc->src);
+		}
+		kt_seed_source *s = &sc->src[sc->n++];
+		memset(s, 0, sizeof *s);
+		s->distance = distance(sc->p, shape, &rec.gpu);
+		snprintf(s->gpu, sizeof s->gpu, "%s", rec.gpu.name);
+		snprintf(s->shape, sizeof s->shape, "%s", rec.shape);
+		take_configs(sc->p, &r, s);
+		kt_tune_result_free(&r);
+	}
+	kt_record_free(&rec);
+	kt_buf_free(&text);
+	return 0;
+}
+
+static int by_distance(const void *a, const void *b)
+{
+	const kt_seed_source *x = a, *y = b;
+	int c = (x->distance > y->distance) - (x->distance < y->distance);
+	return c ? c : strcmp(x->shape, y->shape); /* ties in a fixed order, whatever the directory's */
+}
+
+size_t kt_transfer_pick(const kt_problem *p, kt_seed_source *src, size_t nsrc, uint16_t *seeds)
+{
+	size_t np = (size_t)(p->tmpl->nparams ? p->tmpl->nparams : 1), n = 0;
+	qsort(src, nsrc, sizeof *src, by_distance);
+	size_t use = nsrc < KT_TRANSFER_RECORDS ? nsrc : KT_TRANSFER_RECORDS;
+	for (size_t rank = 0; rank < KT_TRANSFER_PER_RECORD && n < KT_TRANSFER_SEEDS; rank++)
+		for (size_t s = 0; s < use && n < KT_TRANSFER_SEEDS; s++) {
+			if (rank >= src[s].n)
+				continue;
+			const uint16_t *c = src[s].cfgs + rank * np;
+			int dup = !kt_space_feasible(p->tmpl, p->shape, c);
+			for (size_t j = 0; j < n && !dup; j++)
+				dup = !memcmp(seeds + j * np, c, (size_t)p->tmpl->nparams * sizeof *c);
+			if (!dup)
+				memcpy(seeds + n++ * np, c, (size_t)p->tmpl->nparams * sizeof *c);
+		}
+	return n;
+}
+
+void kt_transfer_seeds(const kt_problem *p, const char *const *dirs, int ndirs, uint16_t **seeds, size_t *n,
+		       kt_buf *why)
+{
+	size_t np = (size_t)(p->tmpl->nparams ? p->tmpl->nparams : 1);
+	*seeds = kt_xcalloc((KT_TRANSFER_SEEDS + 1) * np, sizeof **seeds);
+	*n = 0;
+	kt_buf fields = {0};
+	kt_err e = {0};
+	if (kt_key_fields(p, &fields, &e) != 0) {
+		kt_buf_free(&fields);
+		return;
+	}
+	const char *shape = strstr(kt_buf_str(&fields), "\nshape=");
+	scan sc = {.p = p, .prefix = kt_buf_str(&fields), .prefixlen = shape ? (size_t)(shape - fields.data) + 1 : 0};
+	for (int i = 0; shape && i < ndirs; i++)
+		if (dirs[i])
+			kt_cache_each(dirs[i], visit, &sc);
+	*n = kt_transfer_pick(p, sc.src, sc.n, *seeds);
+	for (size_t s = 0; why && *n && s < sc.n && s < KT_TRANSFER_RECORDS; s++)
+		kt_buf_printf(why, "%s%s %s (distance %.1f)", s ? "; " : "", sc.src[s].gpu, sc.src[s].shape,
+			      sc.src[s].distance);
+	for (size_t s = 0; s < sc.n; s++)
+		free(sc.src[s].cfgs);
+	free(sc.src);
+	kt_buf_free(&fields);
+}

@@ -1,0 +1,51 @@
+/* transfer.h - warm start: where a search for a missed problem begins.
+ *
+ * A miss is a template at a shape on a GPU that nobody tuned, but the caches usually know the
+ * same template elsewhere: on other GPUs (the project's committed records, which CI and every
+ * machine share) and at other shapes on this GPU.  The best configurations of those records are
+ * the seeds of the search (kt_search_seed): measured first, they give it a good start and make
+ * racing effective from the first batch.  How seeds are chosen and what they save is in
+ * docs/search.md ("Warm start").
+ *
+ * A record is of the same template when its key fields up to the shape are the problem's (the
+ * template's bytes and headers, its space, constraints and type choices); the GPU, the shape and
+ * the toolchain may differ.  Records are ranked by how close they are: the shape's distance (the
+ * sum over shape symbols of |log2 of the ratio|) plus a penalty when the GPU is another one.
+ * From the closest KT_TRANSFER_RECORDS records, the chosen configuration, then each one's next
+ * fastest fully timed ones, in turn, up to KT_TRANSFER_SEEDS configurations, each feasible at the
+ * problem's shape.
+ */
+#ifndef KT_TRANSFER_H
+#define KT_TRANSFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache.h"
+#include "problem.h"
+
+enum { KT_TRANSFER_RECORDS = 4, KT_TRANSFER_PER_RECORD = 3, KT_TRANSFER_SEEDS = 8 };
+#define KT_TRANSFER_OTHER_GPU 2.0 /* the distance another GPU adds (as much as two doublings of a dimension) */
+
+/* One source of seeds: a record's evaluations (in the problem template's indices), best first. */
+typedef struct kt_seed_source {
+	double distance;
+	char gpu[128];
+	char shape[128];
+	uint16_t *cfgs;  /* n configurations */
+	size_t n;
+} kt_seed_source;
+
+/* The seeds of problem p from the records in the directories dirs[0..ndirs) (the user and the
+ * project tiers; NULL entries skipped): at most KT_TRANSFER_SEEDS configurations, best first, in
+ * *seeds (p->tmpl->nparams value indices each; malloc'ed, the caller frees it) and their number
+ * in *n.  The sources used are described in why (one line each: "NVIDIA H200 rows=4096,hidden=4096
+ * (distance 2.0)"), when why is not NULL.  A record that cannot be read is skipped. */
+void kt_transfer_seeds(const kt_problem *p, const char *const *dirs, int ndirs, uint16_t **seeds, size_t *n,
+		       kt_buf *why);
+
+/* The same from sources already read (tests, the recorded-space benchmark): ranks them by
+ * distance and interleaves their configurations into seeds (room for KT_TRANSFER_SEEDS). */
+size_t kt_transfer_pick(const kt_problem *p, kt_seed_source *src, size_t nsrc, uint16_t *seeds);
+
+#endif

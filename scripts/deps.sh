@@ -94,14 +94,15 @@ elif [[ $action == check ]]; then
 	echo "$me: missing for '$mode': ${missing[*]}" >&2
 	exit 1
 else
-	echo "$me: installing for '$mode' with apt-get: ${missing[*]}"
+	echo "$me: missing for '$mode': ${missing[*]}"
 	if [[ $(id -u) -eq 0 ]]; then
+		echo "$me: installing them with apt-get"
 		sudo=()
 	elif command -v sudo >/dev/null; then
-		echo "$me: this needs root; asking through sudo"
+		echo "$me: installing them with apt-get, as root through sudo"
 		sudo=(sudo)
 	else
-		echo "$me: this needs root, and sudo is not installed: as root, run" \
+		echo "$me: installing them needs root, and sudo is not installed: as root, run" \
 			"apt-get install ${missing[*]}" >&2
 		exit 1
 	fi

@@ -1,7 +1,8 @@
 # RunTests.cmake: kt's CMake-module tests, one per ctest test, run as
 #
 #   cmake -DTEST=<name> -DKT_SOURCE_DIR=<kt sources> -DKT_BUILD_DIR=<kt build> -DKT_EXE=<kt tool>
-#         -DWORK=<scratch dir> -DCUDA_COMPILER=<nvcc> -DMAKE_PROGRAM=<ninja> -P RunTests.cmake
+#         -DWORK=<scratch dir> -DCUDA_COMPILER=<nvcc> -DMAKE_PROGRAM=<ninja> -DCPACK_COMMAND=<cpack>
+#         -P RunTests.cmake
 #
 # Each test copies a fixture project (project/, or example_project/) into WORK, configures it with
 # Ninja, and checks what happened: the exit status, the messages (regular expressions, in the
@@ -124,6 +125,60 @@ function(test_package)
   if(NOT EXISTS "${WORK}/prefix/bin/kt")
     fail("kt was not installed into prefix/bin" "${inst_out}")
   endif()
+endfunction()
+
+# kt as a Debian package: `cpack -G DEB` of this build, unpacked with `dpkg -x` into a scratch root
+# (the package's dependencies are this machine's), found there through find_package(kt) by the
+# fixture, which generates its kernels (with template defaults) and builds; one of them is a
+# template installed with the package.
+function(test_deb)
+  find_program(DPKG dpkg)
+  if(NOT DPKG)
+    message("kt-test: skipped: no dpkg, which unpacks the .deb")
+    return()
+  endif()
+  run(pack "${CPACK_COMMAND}" -G DEB --config "${KT_BUILD_DIR}/CPackConfig.cmake" -B "${WORK}/pkg")
+  expect_ok(pack "cpack -G DEB")
+  file(GLOB deb "${WORK}/pkg/kt_*.deb")
+  list(LENGTH deb n)
+  if(NOT n EQUAL 1)
+    fail("cpack -G DEB made ${n} files kt_*.deb in ${WORK}/pkg, not one" "${pack_out}")
+  endif()
+  run(fields dpkg-deb --field "${deb}" Package Depends)
+  expect_ok(fields "dpkg-deb --field")
+  expect_match(fields "Package: kt
+" "the package's name")
+  foreach(dep libc6 libcjson1 libxxhash0 libcurl4 "cmake \\(>= 3\\.25\\)" ninja-build)
+    expect_match(fields "Depends:[^
+]* ${dep}(,|
+|$)" "the package's dependencies")
+  endforeach()
+  run(x "${DPKG}" -x "${deb}" "${WORK}/root")
+  expect_ok(x "dpkg -x")
+  set(usr "${WORK}/root/usr")
+  file(GLOB_RECURSE config RELATIVE "${usr}" "${usr}/*/ktConfig.cmake")
+  foreach(f bin/kt share/kt/templates/rmsnorm.cu.tmpl share/doc/kt/template-language.md)
+    if(NOT EXISTS "${usr}/${f}")
+      fail("the .deb holds no /usr/${f}" "${config}")
+    endif()
+  endforeach()
+  if(NOT config MATCHES "^lib/")
+    fail("the .deb holds no ktConfig.cmake under /usr/lib" "${config}")
+  endif()
+  run(check "${usr}/bin/kt" check "${usr}/share/kt/templates/rmsnorm.cu.tmpl")
+  expect_ok(check "the packaged kt check on a packaged template")
+  copy_project("${FIXTURE}" src)
+  build_fixture(-DKT_FIXTURE_MODE=package "-DCMAKE_PREFIX_PATH=${usr}" -DKT_CASE=Installed)
+  expect_match(cfg "kt-fixture: package from [^
+]*/root/usr/lib/" "configure")
+  expect_match(cfg "kt-fixture: KT_TEMPLATES_DIR=[^
+]*/root/usr/share/kt/templates
+" "configure")
+  foreach(f kt_rmsnorm.h kt_rmsnorm.cu)
+    if(NOT EXISTS "${WORK}/build/kt/rmsnorm/${f}")
+      fail("kt generate did not write ${f} from the packaged template" "${cfg_out}")
+    endif()
+  endforeach()
 endfunction()
 
 # The bad calls, cases/<Case>.cmake with cases/<Case>-stderr.txt: each configure fails with the

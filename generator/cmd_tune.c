@@ -10,6 +10,7 @@
 #include "cmd.h"
 #include "opt.h"
 #include "recorded.h"
+#include "t4.h"
 #include "tune.h"
 
 static const char usage[] =
@@ -22,7 +23,7 @@ enum { TOP_SHOWN = 10 };
 
 typedef struct tune_args {
 	kt_strlist shapes, types, flags, configs;
-	const char *strategy, *record, *cache_dir, *workdir, *backend, *nvcc, *flagstr;
+	const char *strategy, *record, *t4, *cache_dir, *workdir, *backend, *nvcc, *flagstr;
 	long long budget, seed, gpu, jobs, top, pack;
 	const char *seconds, *timeout, *arch;
 	int quiet, list_gpus;
@@ -141,6 +142,24 @@ static int parse_seconds(const char *s, const char *what, double *out, kt_err *e
 	return 0;
 }
 
+/* --t4 FILE: the run's results at shape i of n in Kernel Tuner's T4 format (FILE.i when n > 1). */
+static int write_t4(const char *file, int n, int i, const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o,
+		    const kt_tune_result *r, kt_err *err)
+{
+	kt_gpu_info gi;
+	kt_buf path = {0};
+	kt_buf_puts(&path, file);
+	if (n > 1)
+		kt_buf_printf(&path, ".%d", i);
+	int rc = kt_tune_gpu_info(o->backend, o->gpu >= 0 ? o->gpu : 0, &gi, err);
+	if (rc == 0)
+		rc = kt_t4_write_result(kt_buf_str(&path), t, shape, &gi.id, r, err);
+	if (rc == 0)
+		printf("  wrote %zu results in T4 format to %s\n", r->nevals, kt_buf_str(&path));
+	kt_buf_free(&path);
+	return rc;
+}
+
 static int tune_all(const kt_tmpl *t, const tune_args *a, kt_tune_opts *o, kt_err *err)
 {
 	int n = a->shapes.n, rc = 0;
@@ -182,6 +201,8 @@ static int tune_all(const kt_tmpl *t, const tune_args *a, kt_tune_opts *o, kt_er
 				printf("  recorded %zu configurations in %s\n", rs[i].nevals, kt_buf_str(&path));
 			kt_buf_free(&path);
 		}
+		if (rc == 0 && a->t4)
+			rc = write_t4(a->t4, n, i, t, shapes[i], o, &rs[i], err);
 		kt_buf_free(&label);
 	}
 	if (rc == 0 && n > 1) {
@@ -241,6 +262,7 @@ int kt_cmd_tune(int argc, char **argv)
 		{"config", KT_OPT_LIST, &a.configs, "P=V,...", "evaluate only this configuration, every parameter given (repeatable)"},
 		{"top", KT_OPT_INT, &a.top, "N", "configurations shown per shape (default 10)"},
 		{"record", KT_OPT_STR, &a.record, "FILE", "save every evaluated configuration (a recorded space)"},
+		{"t4", KT_OPT_STR, &a.t4, "FILE", "save every evaluation in Kernel Tuner's T4 results format"},
 		{"cache-dir", KT_OPT_STR, &a.cache_dir, "DIR", "where the GPU's measured ceilings are kept"},
 		{"workdir", KT_OPT_STR, &a.workdir, "DIR", "keep the variant sources, cubins and logs here"},
 		{"backend", KT_OPT_STR, &a.backend, "B", "GPU backend: cuda (default) or fake (for tests)"},

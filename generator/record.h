@@ -70,6 +70,15 @@ int kt_record_match(const kt_record *r, const kt_key *expect, const kt_tmpl *t, 
  * not depend on whether a shape was just tuned or came from the cache. */
 void kt_record_result(const kt_record *r, const kt_tmpl *t, kt_tune_result *out);
 
+/* A configuration object as records store it (parameter name -> value) read into cfg
+ * (t->nparams value indices): every declared parameter exactly once, each with a declared value.
+ * 0 on success; -1 with err naming the first parameter that is missing, unknown or undeclared. */
+int kt_record_config_read(const struct cJSON *conf, const kt_tmpl *t, uint16_t *cfg, kt_err *err);
+
+/* r's evaluations as a record's "evaluated" array, in r's order (a new cJSON array; the caller
+ * deletes it). */
+struct cJSON *kt_record_evaluated_json(const kt_tmpl *t, const kt_tune_result *r);
+
 /* The chosen configuration as "BLOCK=256,VEC=8,ALGO=onepass" (appended to out). */
 void kt_record_config_text(const kt_record *r, kt_buf *out);
 

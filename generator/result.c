@@ -2,6 +2,7 @@
 #include "result.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 const char *const kt_status_names[KT_NSTATUS] = {
 	[KT_OK] = "ok",
@@ -11,6 +12,14 @@ const char *const kt_status_names[KT_NSTATUS] = {
 	[KT_FAULTED] = "faulted",
 	[KT_TIMED_OUT] = "timed-out",
 };
+
+int kt_status_named(const char *name)
+{
+	for (int i = 0; name && i < KT_NSTATUS; i++)
+		if (!strcmp(name, kt_status_names[i]))
+			return i;
+	return -1;
+}
 
 void kt_tune_result_free(kt_tune_result *r)
 {

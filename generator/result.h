@@ -28,6 +28,8 @@ typedef enum kt_status {
 
 /* "ok", "compile-failed", "over-limits", "check-failed", "faulted", "timed-out" */
 extern const char *const kt_status_names[KT_NSTATUS];
+/* The status named name (one of kt_status_names), or -1 when name is none of them (or NULL). */
+int kt_status_named(const char *name);
 
 typedef struct kt_eval {
 	uint16_t *cfg;        /* nparams value indices (owned by the result) */

@@ -647,13 +647,16 @@ static int cmd_promote(int argc, char **argv)
 
 /* ---- export ---- */
 
-/* Each command that writes a file takes -o for --output. */
-static char **short_output(int argc, char **argv)
+/* parse() for a command that writes a file: -o stands for --output. */
+static int parse_o(const kt_opt *opts, int argc, char **argv, const char **pos, int maxpos, int *npos,
+		   const char *usage, const char *about)
 {
 	char **args = kt_xcalloc((size_t)argc + 1, sizeof *args);
 	for (int i = 0; i < argc; i++)
 		args[i] = !strcmp(argv[i], "-o") ? "--output" : argv[i];
-	return args;
+	int rc = parse(opts, argc, args, pos, maxpos, npos, usage, about);
+	free(args);
+	return rc;
 }
 
 struct export_item {
@@ -744,15 +747,13 @@ static int cmd_export(int argc, char **argv)
 		{0},
 	};
 	const char *pos[1];
-	char **args = short_output(argc, argv);
-	int npos, rc = parse(opts, argc, args, pos, 1, &npos,
+	int npos, rc = parse_o(opts, argc, argv, pos, 1, &npos,
 			     "kt cache export [KEY] [--format t4] [--kernel PATTERN] [--gpu NAME] [-o PATH]",
 			     "Writes the records of the user cache (and the project cache when given) in Kernel\n"
 			     "Tuner's T4 results format: every evaluated configuration with its invalidity,\n"
 			     "correctness and time in ms, and kt's kernel, shape, GPU and search as metadata\n"
 			     "(docs/cache.md).  One record goes to stdout or to PATH; several need -o DIR and\n"
 			     "become DIR/<kernel>-<key>.t4.json.");
-	free(args);
 	if (rc >= 0)
 		return rc;
 	kt_err err = {0};
@@ -842,14 +843,12 @@ static int cmd_import(int argc, char **argv)
 		{0},
 	};
 	const char *pos[1];
-	char **args = short_output(argc, argv);
-	int npos, rc = parse(opts, argc, args, pos, 1, &npos,
+	int npos, rc = parse_o(opts, argc, argv, pos, 1, &npos,
 			     "kt cache import FILE.json --template FILE --shape SPEC [--type T=x] [--arch CC] -o OUT",
 			     "Reads a T4 results file (Kernel Tuner's, or kt cache export's) as a recorded space\n"
 			     "of the template at the shape (docs/search.md): every result's configuration must\n"
 			     "be a declared one that satisfies the constraints, each once.  Writes OUT only when\n"
 			     "the whole file is good; bench/search_curves then replays it without a GPU.");
-	free(args);
 	if (rc < 0) {
 		kt_err err = {0};
 		if (npos != 1)

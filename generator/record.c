@@ -413,11 +413,9 @@ int kt_record_match(const kt_record *r, const kt_key *expect, const kt_tmpl *t, 
 	return 0;
 }
 
-char *kt_record_gpu_json(const kt_gpu_id *gpu)
+cJSON *kt_record_gpu_object(const kt_gpu_id *gpu)
 {
-	cJSON *doc = cJSON_CreateObject(), *g;
-	cJSON_AddNumberToObject(doc, "format", KT_KEY_FORMAT);
-	cJSON_AddItemToObject(doc, "gpu", g = cJSON_CreateObject());
+	cJSON *g = cJSON_CreateObject();
 	char cc[32];
 	snprintf(cc, sizeof cc, "%d.%d", gpu->cc_major, gpu->cc_minor);
 	cJSON_AddStringToObject(g, "name", gpu->name);
@@ -425,6 +423,14 @@ char *kt_record_gpu_json(const kt_gpu_id *gpu)
 	cJSON_AddNumberToObject(g, "sms", gpu->sms);
 	cJSON_AddNumberToObject(g, "l2_bytes", (double)gpu->l2_bytes);
 	cJSON_AddNumberToObject(g, "smem_optin", (double)gpu->smem_optin);
+	return g;
+}
+
+char *kt_record_gpu_json(const kt_gpu_id *gpu)
+{
+	cJSON *doc = cJSON_CreateObject();
+	cJSON_AddNumberToObject(doc, "format", KT_KEY_FORMAT);
+	cJSON_AddItemToObject(doc, "gpu", kt_record_gpu_object(gpu));
 	char *text = kt_json_text(doc, 1);
 	cJSON_Delete(doc);
 	return text;

@@ -56,13 +56,18 @@ static const struct {
 	{"milliseconds", 1e3}, {"ms", 1e3}, {"seconds", 1e6}, {"s", 1e6},
 };
 
-/* What a record measured besides time, as T4 measurements: its field, the name and the unit. */
+/* What a record measured, as T4 measurements: its field, the measurement's name and unit, the
+ * field's units per the measurement's, and whether it is a time (which only a passed one has). */
 static const struct {
 	const char *field, *name, *unit;
-} resources[] = {
-	{"regs", "registers", ""},
-	{"smem_static", "smem_static", "bytes"},
-	{"local_bytes", "local_bytes", "bytes"},
+	double per;
+	int time;
+} measured[] = {
+	{"time_us", T4_OBJECTIVE, T4_UNIT, US_PER_MS, 1},
+	{"spread_us", T4_SPREAD, T4_UNIT, US_PER_MS, 1},
+	{"regs", "registers", "", 1, 0},
+	{"smem_static", "smem_static", "bytes", 1, 0},
+	{"local_bytes", "local_bytes", "bytes", 1, 0},
 };
 
 static const char *str_of(const cJSON *o, const char *name)
@@ -141,36 +146,17 @@ static cJSON *t4_result(const cJSON *ev)
 	cJSON_AddStringToObject(o, "invalidity", m->invalidity);
 	cJSON_AddNumberToObject(o, "correctness", m->correctness);
 	cJSON *meas = cJSON_AddArrayToObject(o, "measurements");
-	if (s == KT_OK) {
-		add_measurement(meas, T4_OBJECTIVE, cJSON_CreateNumber(num_of(ev, "time_us") / US_PER_MS), T4_UNIT);
-		double spread = num_of(ev, "spread_us");
-		if (isfinite(spread))
-			add_measurement(meas, T4_SPREAD, cJSON_CreateNumber(spread / US_PER_MS), T4_UNIT);
-	} else {
+	if (s != KT_OK)
 		add_measurement(meas, T4_OBJECTIVE, cJSON_CreateString(m->error), T4_UNIT);
-	}
-	for (size_t i = 0; i < sizeof resources / sizeof resources[0]; i++) {
-		double v = num_of(ev, resources[i].field);
-		if (isfinite(v))
-			add_measurement(meas, resources[i].name, cJSON_CreateNumber(v), resources[i].unit);
+	for (size_t i = 0; i < sizeof measured / sizeof measured[0]; i++) {
+		double v = num_of(ev, measured[i].field) / (s == KT_OK || !measured[i].time ? measured[i].per : NAN);
+		if (isfinite(v)) /* a record without a number here gets no measurement: JSON has no NaN */
+			add_measurement(meas, measured[i].name, cJSON_CreateNumber(v), measured[i].unit);
 	}
 	cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "objectives"), cJSON_CreateString(T4_OBJECTIVE));
 	cJSON *kt = cJSON_AddObjectToObject(o, "kt");
 	cJSON_AddStringToObject(kt, "status", kt_status_names[s]);
 	add_str(kt, "message", str_of(ev, "msg"));
-	return o;
-}
-
-static cJSON *t4_gpu(const kt_gpu_id *g)
-{
-	char cc[32];
-	cJSON *o = cJSON_CreateObject();
-	snprintf(cc, sizeof cc, "%d.%d", g->cc_major, g->cc_minor);
-	cJSON_AddStringToObject(o, "name", g->name);
-	cJSON_AddStringToObject(o, "cc", cc);
-	cJSON_AddNumberToObject(o, "sms", g->sms);
-	cJSON_AddNumberToObject(o, "l2_bytes", (double)g->l2_bytes);
-	cJSON_AddNumberToObject(o, "smem_optin", (double)g->smem_optin);
 	return o;
 }
 
@@ -190,7 +176,7 @@ static cJSON *t4_metadata(const t4_run *run)
 	add_str(kt, "types", run->types);
 	add_str(kt, "arch", run->arch);
 	if (run->gpu.name[0])
-		cJSON_AddItemToObject(kt, "gpu", t4_gpu(&run->gpu));
+		cJSON_AddItemToObject(kt, "gpu", kt_record_gpu_object(&run->gpu));
 	add_str(kt, "key", run->key);
 	if (cJSON_IsObject(run->config))
 		cJSON_AddItemToObject(kt, "config", cJSON_Duplicate(run->config, 1));

@@ -87,10 +87,10 @@ void kt_record_free(kt_record *r);
 /* A GPU's identity alone, as a small JSON document (the remote keeps one per GPU name, so that a
  * machine without a GPU and without local records can make keys for it). */
 char *kt_record_gpu_json(const kt_gpu_id *gpu);
-/* The identity alone as the object that document holds under "gpu" (name, cc "9.0", sms,
- * l2_bytes, smem_optin; a new cJSON object). */
-struct cJSON *kt_record_gpu_object(const kt_gpu_id *gpu);
 /* Reads such a document; -1 with err when it is not one, or names another GPU than name. */
 int kt_record_gpu_read(const char *text, size_t len, const char *name, kt_gpu_id *out, kt_err *err);
+/* A GPU's identity as the object that document holds under "gpu": name, cc ("9.0"), sms,
+ * l2_bytes, smem_optin (a new cJSON object). */
+struct cJSON *kt_record_gpu_object(const kt_gpu_id *gpu);
 
 #endif

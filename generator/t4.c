@@ -149,9 +149,11 @@ static cJSON *t4_result(const cJSON *ev)
 	if (s != KT_OK)
 		add_measurement(meas, T4_OBJECTIVE, cJSON_CreateString(m->error), T4_UNIT);
 	for (size_t i = 0; i < sizeof measured / sizeof measured[0]; i++) {
-		double v = num_of(ev, measured[i].field) / (s == KT_OK || !measured[i].time ? measured[i].per : NAN);
-		if (isfinite(v)) /* a record without a number here gets no measurement: JSON has no NaN */
-			add_measurement(meas, measured[i].name, cJSON_CreateNumber(v), measured[i].unit);
+		double v = num_of(ev, measured[i].field);
+		if (measured[i].time && s != KT_OK)
+			continue; /* only a passed configuration has a time */
+		if (isfinite(v)) /* JSON has no NaN: a field the record lacks gets no measurement */
+			add_measurement(meas, measured[i].name, cJSON_CreateNumber(v / measured[i].per), measured[i].unit);
 	}
 	cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "objectives"), cJSON_CreateString(T4_OBJECTIVE));
 	cJSON *kt = cJSON_AddObjectToObject(o, "kt");
@@ -470,8 +472,8 @@ static int result_time(const struct reader *rd, int entry, const cJSON *res, kt_
 			       name);
 	if (got == 0 && measured_us(rd, meas, T4_SPREAD, &e->spread_us) != 0)
 		e->spread_us = 0;
-	if (got > 0 && runtimes_us(rd, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(res, "times"), "runtimes"),
-				   &e->median_us, &e->spread_us) < 0)
+	const cJSON *runtimes = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(res, "times"), "runtimes");
+	if (got > 0 && runtimes_us(rd, runtimes, &e->median_us, &e->spread_us) < 0)
 		return fail_at(rd, entry, "a correct result without a time: no numeric measurement '%s' and no times.runtimes",
 			       name);
 	if (!isfinite(e->median_us) || e->median_us < 0)

@@ -807,18 +807,42 @@ static void print_import(const char *file, const char *output, const kt_t4_space
 	putchar('\n');
 }
 
+/* The template as the file's results were tuned: the types and arch given, else those that kt's
+ * metadata in text names. */
+static kt_tmpl *import_template(const struct import *x, const kt_buf *text, kt_err *err)
+{
+	kt_buf arch = {0}, types = {0};
+	kt_strlist list = x->types;
+	char *save = NULL;
+	if (x->arch)
+		kt_buf_puts(&arch, x->arch);
+	else
+		kt_t4_kt_field(text->data, text->len, "arch", &arch);
+	if (!x->types.n && kt_t4_kt_field(text->data, text->len, "types", &types) == 0 && types.len)
+		for (char *tok = strtok_r(types.data, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			list.v = kt_xrealloc(list.v, (size_t)(list.n + 1) * sizeof *list.v);
+			list.v[list.n++] = tok;
+		}
+	kt_tmpl *t = load_template(x->template_path, &list, kt_buf_str(&arch), err);
+	if (list.v != x->types.v)
+		kt_strlist_free(&list);
+	kt_buf_free(&arch);
+	kt_buf_free(&types);
+	return t;
+}
+
 static int import_run(const struct import *x, const char *file, kt_err *err)
 {
-	kt_tmpl *t = load_template(x->template_path, &x->types, x->arch, err);
-	if (!t)
-		return -1;
 	int64_t shape[KT_MAX_SLOTS];
 	kt_buf text = {0};
 	kt_t4_space s = {0};
 	kt_err e = {0};
-	int rc = kt_tmpl_parse_shape(t, x->shape, shape, &e) == 0 ? 0 : kt_fail(err, "--shape '%s': %s", x->shape, e.msg);
-	if (rc == 0)
-		rc = kt_read_file(file, &text, err);
+	kt_tmpl *t = NULL;
+	int rc = kt_read_file(file, &text, err);
+	if (rc == 0 && !(t = import_template(x, &text, err)))
+		rc = -1;
+	if (rc == 0 && kt_tmpl_parse_shape(t, x->shape, shape, &e) != 0)
+		rc = kt_fail(err, "--shape '%s': %s", x->shape, e.msg);
 	if (rc == 0)
 		rc = kt_t4_read(file, kt_buf_str(&text), text.len, t, shape, &s, err);
 	if (rc == 0)
@@ -837,8 +861,8 @@ static int cmd_import(int argc, char **argv)
 	const kt_opt opts[] = {
 		{"template", KT_OPT_STR, &x.template_path, "FILE", "the kernel template whose space the file measured"},
 		{"shape", KT_OPT_STR, &x.shape, "SPEC", "the shape it was measured at, e.g. rows=4096,hidden=4096"},
-		{"type", KT_OPT_LIST, &x.types, "T=x", "choose a type symbol (repeatable), as kt tune does"},
-		{"arch", KT_OPT_STR, &x.arch, "CC", "the compile target the constraints see, e.g. 90 or 90a"},
+		{"type", KT_OPT_LIST, &x.types, "T=x", "choose a type symbol (repeatable; default: as kt's metadata says)"},
+		{"arch", KT_OPT_STR, &x.arch, "CC", "the compile target the constraints see (default: as kt's metadata says)"},
 		{"output", KT_OPT_STR, &x.output, "FILE", "the recording to write (also -o)"},
 		{0},
 	};

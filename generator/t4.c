@@ -555,6 +555,7 @@ static int check_kt_metadata(const struct reader *rd, const cJSON *kt, kt_t4_spa
 {
 	const kt_tmpl *t = rd->t;
 	const char *kernel = str_of(kt, "kernel"), *shape = str_of(kt, "shape"), *types = str_of(kt, "types");
+	const char *arch = str_of(kt, "arch");
 	kt_buf want = {0};
 	int64_t vals[KT_MAX_SLOTS];
 	int rc = 0;
@@ -570,6 +571,9 @@ static int check_kt_metadata(const struct reader *rd, const cJSON *kt, kt_t4_spa
 	if (!rc && types && strcmp(types, kt_buf_str(&want)))
 		rc = fail_at(rd, -1, "its results were measured with types %s (metadata.kt.types), not %s", types,
 			     want.len ? kt_buf_str(&want) : "the template's defaults");
+	if (!rc && arch && strcmp(arch, t->arch))
+		rc = fail_at(rd, -1, "its results were compiled for %s (metadata.kt.arch), not for %s", arch,
+			     t->arch[0] ? t->arch : "an unknown target");
 	kt_buf_free(&want);
 	read_gpu(cJSON_GetObjectItemCaseSensitive(kt, "gpu"), &out->gpu);
 	return rc;
@@ -714,6 +718,17 @@ int kt_t4_read(const char *path, const char *text, size_t len, const kt_tmpl *t,
 	if (rc)
 		kt_t4_space_free(out);
 	return rc;
+}
+
+int kt_t4_kt_field(const char *text, size_t len, const char *name, kt_buf *out)
+{
+	cJSON *doc = cJSON_ParseWithLength(text, len);
+	const char *v = str_of(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "metadata"), "kt"), name);
+	kt_buf_reset(out);
+	if (v)
+		kt_buf_puts(out, v);
+	cJSON_Delete(doc);
+	return v ? 0 : 1;
 }
 
 void kt_t4_space_free(kt_t4_space *s)

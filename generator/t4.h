@@ -50,11 +50,16 @@ typedef struct kt_t4_space {
 
 /* Reads the T4 document text (path names it in messages) as evaluations of t at shape.  Checks
  * the fields and types that T4 requires of every result, each configuration against t's declared
- * values and its constraints at shape, that no configuration repeats, and the kernel, shape and
- * types that kt's metadata names (when the file has it) against t.  0 on success; -1 with err
+ * values and its constraints at shape, that no configuration repeats, and the kernel, shape,
+ * types and arch that kt's metadata names (when the file has it) against t.  0 on success; -1 with err
  * naming path, the entry ("results[3]") and what is wrong; out is then empty. */
 int kt_t4_read(const char *path, const char *text, size_t len, const kt_tmpl *t, const int64_t *shape,
 	       kt_t4_space *out, kt_err *err);
 void kt_t4_space_free(kt_t4_space *s);
+
+/* The string metadata.kt.NAME of a T4 document that kt wrote ("arch": "90", "types":
+ * "T=half"), so a command can parse the template as it was tuned before reading the results:
+ * 0 with out set when present, 1 when absent (or the text is no such document). */
+int kt_t4_kt_field(const char *text, size_t len, const char *name, kt_buf *out);
 
 #endif

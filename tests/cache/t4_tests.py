@@ -174,6 +174,8 @@ def case_export(w):
     check("--format 'csv': the only format is t4" in p.stderr, "--format csv:\n" + p.stderr)
     p = w.run(["cache", "export", "nonsense"], rc=1)
     check("'nonsense' is not a key" in p.stderr, "bad key:\n" + p.stderr)
+    p = w.run(["cache", "import", "--help"])
+    check(p.stdout.startswith("usage: kt cache import FILE.json") and "--template FILE" in p.stdout, "--help:\n" + p.stdout)
     p = w.run(["cache", "export", "--help"])
     check(p.stdout.startswith("usage: kt cache export") and "--output PATH" in p.stdout, "--help:\n" + p.stdout)
     p = w.run(["cache", "--help"])
@@ -260,7 +262,7 @@ def case_tune(w):
     check(meta["kt"]["kernel"] == "scale" and meta["kt"]["shape"] == "n=4096" and meta["kt"]["search"]["strategy"]
           == "exhaustive" and re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", meta["timestamp"]), "metadata " + str(meta))
     out = w.path("scale-imported.csv")
-    p = w.run(["cache", "import", t4, "--template", tmpl, "--shape", "n=4096", "--arch", meta["kt"]["arch"], "-o", out])
+    p = w.run(["cache", "import", t4, "--template", tmpl, "--shape", "n=4096", "-o", out])  # arch: the file's
     check("21 configurations recorded in " + out in p.stdout, "import said:\n" + p.stdout)
     with open(rec) as a, open(out) as b:
         want, got = a.read(), b.read()
@@ -411,6 +413,9 @@ def case_malformed(w):
         (["cache", "import", "--template", tmpl, "--shape", "n=4096", "-o", out], "expected one T4 file to import"),
         (["cache", "import", t4, "--template", tmpl, "--shape", "m=4", "-o", out], "--shape 'm=4': "),
         (["cache", "import", w.path("absent.json"), "--template", tmpl, "--shape", "n=4096", "-o", out], "absent.json"),
+        (["cache", "import", t4, "--template", tmpl, "--shape", "n=4096", "--arch", "80", "-o", out],
+         ": its results were compiled for 90 (metadata.kt.arch), not for 80"),
+        (["cache", "import", t4, "--template", tmpl, "--shape", "n=4096", "--type", "T=half", "-o", out], "T=half"),
     ]:
         p = w.run(argv, rc=1)
         check(message in p.stderr, "%s: %s" % (" ".join(argv), p.stderr))

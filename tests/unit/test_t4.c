@@ -190,6 +190,15 @@ static void test_result_round_trip(void)
 	CHECK(kt_t4_read("run.json", text, strlen(text), t, shape, &s, &err) == 0);
 	CHECK_STR(err.msg, "");
 	check_same(&s, &r);
+	kt_buf field = {0}; /* what the template is parsed with before the results are read */
+	CHECK(kt_t4_kt_field(text, strlen(text), "arch", &field) == 0);
+	CHECK_STR(kt_buf_str(&field), "90");
+	CHECK(kt_t4_kt_field(text, strlen(text), "types", &field) == 0);
+	CHECK_STR(kt_buf_str(&field), "T=half");
+	CHECK(kt_t4_kt_field(text, strlen(text), "colour", &field) == 1);
+	CHECK(kt_t4_kt_field("not json", 8, "arch", &field) == 1);
+	CHECK_STR(kt_buf_str(&field), "");
+	kt_buf_free(&field);
 	CHECK_STR(s.gpu.name, "NVIDIA H200");
 	CHECK_INT(s.gpu.smem_optin, 232448);
 	kt_t4_space_free(&s);
@@ -339,6 +348,8 @@ static void test_errors(void)
 		    "f.json: its results were measured with types T=float (metadata.kt.types), not T=half");
 	check_error("{\"metadata\": {\"kt\": {\"shape\": \"rows=4\"}}, \"results\": [" OK_RESULT "]}",
 		    "f.json: its results were measured at shape rows=4 (metadata.kt.shape), not at n=1536");
+	check_error("{\"metadata\": {\"kt\": {\"arch\": \"90a\"}}, \"results\": [" OK_RESULT "]}",
+		    "f.json: its results were compiled for 90a (metadata.kt.arch), not for 90");
 	check_error("{\"metadata\": [], \"results\": [" OK_RESULT "]}", "f.json: 'metadata' is not an object");
 	check_error("{\"results\": [{\"configuration\": " OK_CFG ", \"times\": {}, \"invalidity\": \"correct\","
 		    " \"correctness\": 1, \"measurements\": [{\"name\": \"time\", \"value\": -2, \"unit\": \"ms\"}]}]}",

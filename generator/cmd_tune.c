@@ -11,6 +11,7 @@
 #include "cmd_env.h"
 #include "opt.h"
 #include "recorded.h"
+#include "t4.h"
 #include "tune.h"
 
 static const char usage[] =
@@ -23,7 +24,7 @@ enum { TOP_SHOWN = 10 };
 
 typedef struct tune_args {
 	kt_strlist shapes, types, flags, configs;
-	const char *strategy, *record, *cache_dir, *workdir, *backend, *nvcc, *flagstr;
+	const char *strategy, *record, *t4, *cache_dir, *workdir, *backend, *nvcc, *flagstr;
 	long long budget, seed, gpu, jobs, top, pack, patience;
 	const char *seconds, *timeout, *arch;
 	int quiet, list_gpus, no_race;
@@ -165,6 +166,21 @@ static int record(const kt_tmpl *t, const tune_args *a, int i, const int64_t *sh
 	return rc;
 }
 
+/* --t4 FILE: the run's results at shape i in Kernel Tuner's T4 format (FILE.i with several shapes). */
+static int write_t4(const kt_tmpl *t, const tune_args *a, int i, const int64_t *shape, const kt_gpu_id *gpu,
+		    const kt_tune_result *r, kt_err *err)
+{
+	kt_buf path = {0};
+	kt_buf_puts(&path, a->t4);
+	if (a->shapes.n > 1)
+		kt_buf_printf(&path, ".%d", i);
+	int rc = kt_t4_write_result(kt_buf_str(&path), t, shape, gpu, r, err);
+	if (rc == 0)
+		printf("  wrote %zu results in T4 format to %s\n", r->nevals, kt_buf_str(&path));
+	kt_buf_free(&path);
+	return rc;
+}
+
 /* Tunes every shape of t in one batch (one pipeline), prints each one's table, and the most
  * robust configuration across them. */
 static int tune_all(const kt_tmpl *t, const tune_args *a, const kt_toolchain *tc, const uint16_t *only, size_t nonly,
@@ -210,6 +226,8 @@ static int tune_all(const kt_tmpl *t, const tune_args *a, const kt_toolchain *tc
 		}
 		if (rc == 0 && a->record)
 			rc = record(t, a, i, shapes[i], &gi.id, &tasks[i].out, err);
+		if (rc == 0 && a->t4)
+			rc = write_t4(t, a, i, shapes[i], &gi.id, &tasks[i].out, err);
 		kt_buf_free(&shape);
 	}
 	if (rc == 0)
@@ -277,6 +295,7 @@ int kt_cmd_tune(int argc, char **argv)
 		{"config", KT_OPT_LIST, &a.configs, "P=V,...", "evaluate only this configuration, every parameter given (repeatable)"},
 		{"top", KT_OPT_INT, &a.top, "N", "configurations shown per shape (default 10)"},
 		{"record", KT_OPT_STR, &a.record, "FILE", "save every evaluated configuration (a recorded space)"},
+		{"t4", KT_OPT_STR, &a.t4, "FILE", "save every evaluation in Kernel Tuner's T4 results format"},
 		{"cache-dir", KT_OPT_STR, &a.cache_dir, "DIR", "where the GPU's measured ceilings are kept"},
 		{"workdir", KT_OPT_STR, &a.workdir, "DIR", "keep the variant sources, cubins and logs here"},
 		{"backend", KT_OPT_STR, &a.backend, "B", "GPU backend: cuda (default) or fake (for tests)"},

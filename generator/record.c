@@ -98,7 +98,7 @@ static void add_roofline(cJSON *doc, const kt_tmpl *t, const int64_t *shape, con
 		cJSON_AddNumberToObject(o, "fraction_of_floor", r->floor_us / best->median_us);
 }
 
-static cJSON *evals_json(const kt_tmpl *t, const kt_tune_result *r)
+cJSON *kt_record_evaluated_json(const kt_tmpl *t, const kt_tune_result *r)
 {
 	cJSON *a = cJSON_CreateArray();
 	for (size_t i = 0; i < r->nevals; i++) {
@@ -190,7 +190,7 @@ char *kt_record_json(const kt_key *k, const kt_problem *p, const kt_tune_result 
 	cJSON_AddNumberToObject(doc, "spread_us", best->spread_us);
 	add_roofline(doc, t, shape, r, best);
 	add_search(doc, r);
-	cJSON_AddItemToObject(doc, "evaluated", evals_json(t, r));
+	cJSON_AddItemToObject(doc, "evaluated", kt_record_evaluated_json(t, r));
 	const char *bad = NULL;
 	if (add_document(doc, "refactor", h ? h->refactor : NULL) != 0)
 		bad = "refactor";
@@ -363,7 +363,7 @@ static int value_index(const kt_param *p, const cJSON *v)
 	return -1;
 }
 
-static int read_config(const cJSON *conf, const kt_tmpl *t, uint16_t *cfg, kt_err *err)
+int kt_record_config_read(const cJSON *conf, const kt_tmpl *t, uint16_t *cfg, kt_err *err)
 {
 	for (int i = 0; i < t->nparams; i++) {
 		const kt_param *p = &t->params[i];
@@ -407,7 +407,7 @@ int kt_record_match(const kt_record *r, const kt_key *expect, const kt_tmpl *t, 
 		kt_buf_free(&why);
 		return -1;
 	}
-	if (read_config(cJSON_GetObjectItemCaseSensitive(r->doc, "config"), t, cfg, err) != 0)
+	if (kt_record_config_read(cJSON_GetObjectItemCaseSensitive(r->doc, "config"), t, cfg, err) != 0)
 		return -1;
 	if (!kt_space_feasible(t, shape, cfg)) {
 		kt_buf c = {0};
@@ -419,11 +419,9 @@ int kt_record_match(const kt_record *r, const kt_key *expect, const kt_tmpl *t, 
 	return 0;
 }
 
-char *kt_record_gpu_json(const kt_gpu_id *gpu)
+cJSON *kt_record_gpu_object(const kt_gpu_id *gpu)
 {
-	cJSON *doc = cJSON_CreateObject(), *g;
-	cJSON_AddNumberToObject(doc, "format", KT_KEY_FORMAT);
-	cJSON_AddItemToObject(doc, "gpu", g = cJSON_CreateObject());
+	cJSON *g = cJSON_CreateObject();
 	char cc[32];
 	snprintf(cc, sizeof cc, "%d.%d", gpu->cc_major, gpu->cc_minor);
 	cJSON_AddStringToObject(g, "name", gpu->name);
@@ -431,6 +429,14 @@ char *kt_record_gpu_json(const kt_gpu_id *gpu)
 	cJSON_AddNumberToObject(g, "sms", gpu->sms);
 	cJSON_AddNumberToObject(g, "l2_bytes", (double)gpu->l2_bytes);
 	cJSON_AddNumberToObject(g, "smem_optin", (double)gpu->smem_optin);
+	return g;
+}
+
+char *kt_record_gpu_json(const kt_gpu_id *gpu)
+{
+	cJSON *doc = cJSON_CreateObject();
+	cJSON_AddNumberToObject(doc, "format", KT_KEY_FORMAT);
+	cJSON_AddItemToObject(doc, "gpu", kt_record_gpu_object(gpu));
 	char *text = kt_json_text(doc, 1);
 	cJSON_Delete(doc);
 	return text;
@@ -491,13 +497,13 @@ void kt_record_result(const kt_record *r, const kt_tmpl *t, kt_tune_result *out)
 	snprintf(out->runtime, sizeof out->runtime, "%s", (s = str_item(doc, "runtime")) ? s : "");
 	size_t np = (size_t)(t->nparams ? t->nparams : 1);
 	uint16_t *chosen = kt_xcalloc(np, sizeof *chosen);
-	int have_chosen = read_config(cJSON_GetObjectItemCaseSensitive(doc, "config"), t, chosen, NULL) == 0;
+	int have_chosen = kt_record_config_read(cJSON_GetObjectItemCaseSensitive(doc, "config"), t, chosen, NULL) == 0;
 	out->evals = kt_xcalloc((size_t)cJSON_GetArraySize(evals) + 1, sizeof *out->evals);
 	cJSON_ArrayForEach(it, evals)
 	{
 		kt_eval *e = &out->evals[out->nevals];
 		e->cfg = kt_xcalloc(np, sizeof *e->cfg);
-		if (read_config(cJSON_GetObjectItemCaseSensitive(it, "config"), t, e->cfg, NULL) != 0) {
+		if (kt_record_config_read(cJSON_GetObjectItemCaseSensitive(it, "config"), t, e->cfg, NULL) != 0) {
 			free(e->cfg);
 			e->cfg = NULL;
 			continue;

@@ -66,6 +66,15 @@ int kt_record_match(const kt_record *r, const kt_key *expect, const kt_tmpl *t, 
  * not depend on whether a shape was just tuned or came from the cache. */
 void kt_record_result(const kt_record *r, const kt_tmpl *t, kt_tune_result *out);
 
+/* A configuration object as records store it (parameter name -> value) read into cfg
+ * (t->nparams value indices): every declared parameter exactly once, each with a declared value.
+ * 0 on success; -1 with err naming the first parameter that is missing, unknown or undeclared. */
+int kt_record_config_read(const struct cJSON *conf, const kt_tmpl *t, uint16_t *cfg, kt_err *err);
+
+/* r's evaluations as a record's "evaluated" array, in r's order (a new cJSON array; the caller
+ * deletes it). */
+struct cJSON *kt_record_evaluated_json(const kt_tmpl *t, const kt_tune_result *r);
+
 /* The chosen configuration as "BLOCK=256,VEC=8,ALGO=onepass" (appended to out). */
 void kt_record_config_text(const kt_record *r, kt_buf *out);
 
@@ -76,5 +85,8 @@ void kt_record_free(kt_record *r);
 char *kt_record_gpu_json(const kt_gpu_id *gpu);
 /* Reads such a document; -1 with err when it is not one, or names another GPU than name. */
 int kt_record_gpu_read(const char *text, size_t len, const char *name, kt_gpu_id *out, kt_err *err);
+/* A GPU's identity as the object that document holds under "gpu": name, cc ("9.0"), sms,
+ * l2_bytes, smem_optin (a new cJSON object). */
+struct cJSON *kt_record_gpu_object(const kt_gpu_id *gpu);
 
 #endif

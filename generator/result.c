@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 const char *const kt_status_names[KT_NSTATUS] = {
 	[KT_OK] = "ok",
@@ -36,6 +37,14 @@ size_t kt_failures_format(const size_t counts[KT_NSTATUS], char *out, size_t out
 	if (failed && len < outsz)
 		snprintf(out + len, outsz - len, ")");
 	return failed;
+}
+
+int kt_status_named(const char *name)
+{
+	for (int i = 0; name && i < KT_NSTATUS; i++)
+		if (!strcmp(name, kt_status_names[i]))
+			return i;
+	return -1;
 }
 
 void kt_tune_result_free(kt_tune_result *r)

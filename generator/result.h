@@ -34,6 +34,8 @@ extern const char *const kt_status_causes[KT_NSTATUS];
 /* "5 failed (3 do not compile, 2 wrong result)" from counts per status into out; returns the
  * failures. */
 size_t kt_failures_format(const size_t counts[KT_NSTATUS], char *out, size_t outsz);
+/* The status named name (one of kt_status_names), or -1 when name is none of them (or NULL). */
+int kt_status_named(const char *name);
 
 typedef struct kt_eval {
 	uint16_t *cfg;        /* nparams value indices (owned by the result) */

@@ -1,6 +1,7 @@
 /* plot.c - small charts as inline SVG (see plot.h). */
 #include "plot.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,7 +9,7 @@
 /* The plot area's distance from the svg's edges, in pixels: room for the tick labels and the
  * axis labels on the left and at the bottom. */
 enum { MARGIN_LEFT = 62, MARGIN_RIGHT = 14, MARGIN_TOP = 10, MARGIN_BOTTOM = 44 };
-enum { MAX_TICKS = 32, MARK_PX = 7 };
+enum { MAX_TICKS = 32, MAX_LOG_TICKS = 8, MARK_PX = 7 };
 #define FIT_MARGIN 0.06 /* of the range (linear) or of the decades (log) added at either end */
 #define ONE_VALUE_SPREAD 0.1 /* one value: the axis reaches 10% either side of it */
 
@@ -35,10 +36,10 @@ void kt_plot_fit(kt_plot_axis *a, const double *v, size_t n)
 		kt_plot_linear(a, lo * (1 - ONE_VALUE_SPREAD), lo * (1 + ONE_VALUE_SPREAD), 0);
 	} else if (hi / lo >= KT_PLOT_LOG_SPAN) {
 		double pad = pow(hi / lo, FIT_MARGIN);
-		*a = (kt_plot_axis){.lo = lo / pad, .hi = hi * pad, .log = 1};
+		*a = (kt_plot_axis){.lo = fmax(lo / pad, DBL_MIN), .hi = fmin(hi * pad, DBL_MAX), .log = 1};
 	} else {
 		double pad = (hi - lo) * FIT_MARGIN;
-		kt_plot_linear(a, fmax(0, lo - pad), hi + pad, 0);
+		kt_plot_linear(a, fmax(0, lo - pad), fmin(hi + pad, DBL_MAX), 0);
 	}
 }
 
@@ -81,8 +82,8 @@ static int log_ticks(const kt_plot_axis *a, double *out, int max)
 	static const double fine[] = {1, 2, 5}, coarse[] = {1};
 	int d0 = (int)floor(log10(a->lo)), d1 = (int)ceil(log10(a->hi)), few = log10(a->hi / a->lo) <= 2 + 1e-9;
 	const double *mult = few ? fine : coarse;
-	int nmult = few ? 3 : 1, n = 0;
-	for (int d = d0; d <= d1; d++)
+	int nmult = few ? 3 : 1, n = 0, step = (d1 - d0 + MAX_LOG_TICKS - 1) / MAX_LOG_TICKS;
+	for (int d = d0; d <= d1; d += step > 1 ? step : 1)
 		for (int i = 0; i < nmult && n < max; i++) {
 			double v = mult[i] * pow(10, d);
 			if (v >= a->lo && v <= a->hi)

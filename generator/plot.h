@@ -34,8 +34,9 @@ void kt_plot_linear(kt_plot_axis *a, double lo, double hi, int integer);
  * non-positive v gives 0). */
 double kt_plot_frac(const kt_plot_axis *a, double v);
 /* Up to max tick values inside a, ascending; returns how many.  Linear: steps of 1, 2 or 5 times a
- * power of ten (whole numbers for an integer axis).  Logarithmic: the powers of ten, and their
- * 2 and 5 multiples when the axis spans at most two decades. */
+ * power of ten (whole numbers for an integer axis).  Logarithmic: the powers of ten (every k-th
+ * one when there are more than eight), and their 2 and 5 multiples when the axis spans at most
+ * two decades. */
 int kt_plot_ticks(const kt_plot_axis *a, double *out, int max);
 
 typedef struct kt_plot {

@@ -469,7 +469,8 @@ int kt_report_write(const kt_report_opts *o, kt_report_stats *st, kt_err *err)
 	kt_report_page pg = {.a = kt_arena_new()};
 	int rc = collect(o, &pg, err);
 	if (rc == 0) {
-		qsort(pg.e, pg.n, sizeof *pg.e, entry_cmp);
+		if (pg.n)
+			qsort(pg.e, pg.n, sizeof *pg.e, entry_cmp);
 		kt_buf html = {0};
 		char *dir = kt_path_dir(o->out);
 		kt_report_render(&html, o, &pg);

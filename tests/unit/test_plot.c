@@ -96,6 +96,12 @@ static void test_ticks(void)
 	CHECK_INT(n, 6);
 	CHECK(near(t[0], 0.01) && near(t[5], 1000));
 	CHECK_INT(kt_plot_ticks(&a, t, 2), 2); /* never more than asked */
+	a = (kt_plot_axis){.lo = 1e-30, .hi = 1e30, .log = 1}; /* sixty decades: every eighth or so */
+	n = kt_plot_ticks(&a, t, 32);
+	CHECK(n >= 4 && n <= 9);
+	double extreme[] = {1e-300, 1e300};
+	kt_plot_fit(&a, extreme, 2); /* the margin never leaves the doubles */
+	CHECK(a.log && a.lo > 0 && isfinite(a.hi) && kt_plot_frac(&a, 1) > 0.4 && kt_plot_frac(&a, 1) < 0.6);
 }
 
 static void test_escape(void)

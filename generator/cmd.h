@@ -13,5 +13,6 @@ int kt_cmd_generate(int argc, char **argv);
 int kt_cmd_tune(int argc, char **argv);
 int kt_cmd_worker(int argc, char **argv);
 int kt_cmd_refactor(int argc, char **argv);
+int kt_cmd_report(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ static const struct subcommand commands[] = {
 	{"env", kt_cmd_env, "list the environment variables kt reads, their meaning and their values here"},
 	{"generate", kt_cmd_generate, "emit the tuned variants, the launcher and the manifest for a kernel"},
 	{"refactor", kt_cmd_refactor, "refactor a plain CUDA kernel into a template with an LLM (stage 1)"},
+	{"report", kt_cmd_report, "write the cache's records as one self-contained HTML page with plots"},
 	{"space", kt_cmd_space, "list the feasible configurations of a template at a shape"},
 	{"tune", kt_cmd_tune, "compile, check and time configurations on this GPU; print the fastest"},
 	{"worker", kt_cmd_worker, "test and time variants for `kt tune` (internal; speaks on stdin/stdout)"},

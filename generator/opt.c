@@ -40,13 +40,27 @@ static int store(const kt_opt *o, const char *val, kt_err *err)
 	return kt_fail_internal(err, "--%s: unknown option kind", o->name);
 }
 
+/* Handles argv[*i], a "-L" of a one-letter option; may consume the next argument as the value. */
+static int parse_letter(const kt_opt *opts, int argc, char **argv, int *i, kt_err *err)
+{
+	const char *a = argv[*i];
+	const kt_opt *o = find_opt(opts, a + 1, strlen(a + 1));
+	if (!o || strlen(a) != 2 || o->kind == KT_OPT_OPTVAL)
+		return kt_fail(err, "unknown option '%s' (see %s --help)", a, argv[0]);
+	if (o->kind == KT_OPT_FLAG)
+		return store(o, NULL, err);
+	if (*i + 1 >= argc)
+		return kt_fail(err, "option '%s' needs a value (%s)", a, o->metavar ? o->metavar : "VALUE");
+	return store(o, argv[++*i], err);
+}
+
 /* Handles argv[*i], a "--name[=value]"; may consume the next argument as the value. */
 static int parse_long(const kt_opt *opts, int argc, char **argv, int *i, kt_err *err)
 {
 	const char *arg = argv[*i] + 2;
 	const char *eq = strchr(arg, '=');
 	size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
-	const kt_opt *o = find_opt(opts, arg, n);
+	const kt_opt *o = n > 1 ? find_opt(opts, arg, n) : NULL;
 	if (!o)
 		return kt_fail(err, "unknown option '--%.*s' (see %s --help)", (int)n, arg, argv[0]);
 	if (o->kind == KT_OPT_FLAG) {
@@ -77,7 +91,8 @@ int kt_opt_parse(const kt_opt *opts, int argc, char **argv, const char **pos, in
 			if (parse_long(opts, argc, argv, &i, err) != 0)
 				return -1;
 		} else if (!only_pos && a[0] == '-' && a[1] != '\0') {
-			return kt_fail(err, "unknown option '%s' (see %s --help)", a, argv[0]);
+			if (parse_letter(opts, argc, argv, &i, err) != 0)
+				return -1;
 		} else {
 			if (np == maxpos)
 				return kt_fail(err, "unexpected argument '%s' (see %s --help)", a, argv[0]);
@@ -105,7 +120,7 @@ void kt_opt_usage(FILE *f, const char *usage, const char *about, const kt_opt *o
 			snprintf(left, sizeof left, "%s %s", o->name, o->metavar);
 		else
 			snprintf(left, sizeof left, "%s", o->name);
-		fprintf(f, "  --%-*s  %s\n", width, left, o->help);
+		fprintf(f, "  %s%-*s  %s\n", o->name[1] ? "--" : " -", width, left, o->help);
 	}
 	fprintf(f, "  --%-*s  %s\n", width, "help", "show this help");
 }

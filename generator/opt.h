@@ -3,7 +3,9 @@
  * A command declares its options as a kt_opt array ending with {0}; kt_opt_parse fills the
  * destinations and collects positional arguments.  The same table prints the --help text, so
  * the help never disagrees with the parser.  Accepted spellings: --name VALUE, --name=VALUE,
- * and for KT_OPT_OPTVAL only --name or --name=VALUE.  "--" ends the options.
+ * and for KT_OPT_OPTVAL only --name or --name=VALUE.  An option whose name is one letter is
+ * spelt -L VALUE (or -L for a flag), never with "--"; a table may give it the destination of a
+ * long option as well ("-o" and "--out").  "--" ends the options.
  */
 #ifndef KT_OPT_H
 #define KT_OPT_H
@@ -27,7 +29,7 @@ typedef enum kt_optkind {
 } kt_optkind;
 
 typedef struct kt_opt {
-	const char *name; /* without the leading "--" */
+	const char *name; /* without the leading "--" (or "-" for a one-letter name) */
 	kt_optkind kind;
 	void *dst;
 	const char *metavar; /* shown in the help, e.g. "DIR"; NULL for flags */

@@ -188,6 +188,10 @@ char *kt_record_json(const kt_key *k, const kt_problem *p, const kt_tune_result 
 	cJSON_AddItemToObject(doc, "config", config_json(t, best->cfg));
 	cJSON_AddNumberToObject(doc, "time_us", best->median_us);
 	cJSON_AddNumberToObject(doc, "spread_us", best->spread_us);
+	if (r->default_us > 0) /* the tuner leaves 0 when not measured; older records have neither */
+		cJSON_AddNumberToObject(doc, "default_us", r->default_us);
+	if (r->reference_us > 0)
+		cJSON_AddNumberToObject(doc, "reference_us", r->reference_us);
 	add_roofline(doc, t, shape, r, best);
 	add_search(doc, r);
 	cJSON_AddItemToObject(doc, "evaluated", kt_record_evaluated_json(t, r));
@@ -495,6 +499,8 @@ void kt_record_result(const kt_record *r, const kt_tmpl *t, kt_tune_result *out)
 	snprintf(out->stop, sizeof out->stop, "%s", (s = str_item(search, "stopped")) ? s : "");
 	snprintf(out->driver, sizeof out->driver, "%s", (s = str_item(doc, "driver")) ? s : "");
 	snprintf(out->runtime, sizeof out->runtime, "%s", (s = str_item(doc, "runtime")) ? s : "");
+	out->default_us = num_item(doc, "default_us", 0);
+	out->reference_us = num_item(doc, "reference_us", 0);
 	size_t np = (size_t)(t->nparams ? t->nparams : 1);
 	uint16_t *chosen = kt_xcalloc(np, sizeof *chosen);
 	int have_chosen = kt_record_config_read(cJSON_GetObjectItemCaseSensitive(doc, "config"), t, chosen, NULL) == 0;

@@ -22,7 +22,7 @@ me=scripts/deps.sh
 build_packages=(cmake ninja-build gcc g++ libcjson-dev libxxhash-dev libcurl4-openssl-dev)
 
 # What kt's tests need on top (the cache suite's WebDAV server, the test fixtures in Python).
-test_packages=(nginx-light python3)
+test_packages=(nginx-light python3 chromium)
 
 usage() {
 	echo "usage: $me [--list | --check] build|test" >&2

@@ -21,6 +21,8 @@ static int parse(vals *v, const char **pos, int *npos, kt_err *err, int argc, ch
 		{"list", KT_OPT_LIST, &v->list, "L", "repeatable"},
 		{"num", KT_OPT_INT, &v->num, "N", "a number"},
 		{"retune", KT_OPT_OPTVAL, &v->optval, "PATTERN", "optional value"},
+		{"s", KT_OPT_STR, &v->str, "S", "the same as --str"},
+		{"f", KT_OPT_FLAG, &v->flag, NULL, "the same as --flag"},
 		{0},
 	};
 	*v = (vals){.num = -7};
@@ -62,6 +64,12 @@ static void test_spellings(void)
 	CHECK_STR(v.str, "-");
 	CHECK_INT(PARSE("x", "--help", "--bogus"), KT_OPT_HELP);
 	CHECK_INT(PARSE("-h"), KT_OPT_HELP);
+	CHECK_INT(PARSE("-s", "x", "-f", "a"), 0); /* one-letter options */
+	CHECK_STR(v.str, "x");
+	CHECK_INT(v.flag, 1);
+	CHECK_STR(pos[0], "a");
+	CHECK_INT(PARSE("-s", "-"), 0);
+	CHECK_STR(v.str, "-");
 }
 
 static void test_errors(void)
@@ -77,6 +85,14 @@ static void test_errors(void)
 	CHECK_STR(err.msg, "unknown option '--bogus' (see cmd --help)");
 	CHECK_INT(PARSE("-x"), -1);
 	CHECK_STR(err.msg, "unknown option '-x' (see cmd --help)");
+	CHECK_INT(PARSE("-s"), -1);
+	CHECK_STR(err.msg, "option '-s' needs a value (S)");
+	CHECK_INT(PARSE("-sx"), -1); /* no value glued to the letter */
+	CHECK_STR(err.msg, "unknown option '-sx' (see cmd --help)");
+	CHECK_INT(PARSE("--s", "x"), -1); /* a letter takes one dash */
+	CHECK_STR(err.msg, "unknown option '--s' (see cmd --help)");
+	CHECK_INT(PARSE("-retune"), -1);
+	CHECK_STR(err.msg, "unknown option '-retune' (see cmd --help)");
 	CHECK_INT(PARSE("--str"), -1);
 	CHECK_STR(err.msg, "option '--str' needs a value (S)");
 	CHECK_INT(PARSE("--flag=1"), -1);
@@ -95,6 +111,7 @@ static void test_usage(void)
 		{"out", KT_OPT_STR, NULL, "DIR", "where"},
 		{"retune", KT_OPT_OPTVAL, NULL, "PATTERN", "again"},
 		{"quiet", KT_OPT_FLAG, NULL, NULL, "hush"},
+		{"o", KT_OPT_STR, NULL, "DIR", "the same as --out"},
 		{0},
 	};
 	char *text = NULL;
@@ -106,6 +123,7 @@ static void test_usage(void)
 			"  --out DIR           where\n"
 			"  --retune[=PATTERN]  again\n"
 			"  --quiet             hush\n"
+			"   -o DIR             the same as --out\n"
 			"  --help              show this help\n");
 	free(text);
 }

@@ -62,6 +62,8 @@ static void make_result(kt_tune_result *r)
 	r->best = 1;
 	r->floor_us = 2.5;
 	r->bw_gbs = 4000;
+	r->default_us = 5.0;
+	r->reference_us = 12.5;
 	snprintf(r->strategy, sizeof r->strategy, "exhaustive");
 	r->seed = 18446744073709551615ULL;
 	r->budget = 100;
@@ -170,6 +172,8 @@ static void test_round_trip(void)
 	CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "roofline"), "floor_us")->valuedouble == 2.5);
 	CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "roofline"), "bytes")->valuedouble == 8 * 1536);
 	CHECK(cJSON_GetObjectItem(d, "spread_us")->valuedouble == 0.0325);
+	CHECK(cJSON_GetObjectItem(d, "default_us")->valuedouble == 5.0);
+	CHECK(cJSON_GetObjectItem(d, "reference_us")->valuedouble == 12.5);
 	CHECK_STR(cJSON_GetObjectItem(d, "tool")->valuestring, "kt " KT_VERSION);
 	CHECK_STR(cJSON_GetObjectItem(d, "driver")->valuestring, "13.0");
 	CHECK(strlen(cJSON_GetObjectItem(d, "date")->valuestring) == 20);
@@ -354,6 +358,7 @@ static void test_result(void)
 	CHECK_STR(back.evals[2].msg, "out[7]: 1.5 vs 1.25");
 	CHECK_STR(back.strategy, "exhaustive");
 	CHECK(back.seed == r.seed && back.budget == 100 && back.floor_us == 2.5);
+	CHECK(back.default_us == 5.0 && back.reference_us == 12.5);
 	uint16_t a[8] = {0}, b[8] = {0};
 	double wa = 0, wb = 0;
 	const kt_tune_result *ra = &r, *rb = &back;

@@ -53,7 +53,8 @@ Either way the calling project must enable CUDA (``project(... LANGUAGES CXX CUD
     template, e.g. ``"rows=4096,hidden=4096"``.
 
   ``TYPES <symbol>=<type>...``
-    Choices for the template's type symbols, e.g. ``T=bfloat16``; the template's defaults
+    Choices for the template's type symbols, e.g. ``T=bfloat16``, and for its options (named
+    choices that the caller fixes, ``@kt option``), e.g. ``LSE=base2``; the template's defaults
     otherwise.
 
   ``ARCH <arch>``

@@ -337,7 +337,7 @@ static int cmd_explain(int argc, char **argv)
 		COMMON_OPTS(x.c),
 		{"template", KT_OPT_STR, &x.template_path, "FILE", "the kernel template"},
 		{"shape", KT_OPT_STR, &x.shape, "SPEC", "the shape, e.g. rows=4096,hidden=4096"},
-		{"type", KT_OPT_LIST, &x.types, "T=x", "choose a type symbol (repeatable), as kt generate does"},
+		{"type", KT_OPT_LIST, &x.types, "T=x", "choose a type symbol or an option (repeatable), as kt generate does"},
 		{"gpu", KT_OPT_STR, &x.gpu, "NAME", "the GPU (its identity from the cache); default: this machine's"},
 		{"arch", KT_OPT_STR, &x.arch, "CC", "compute capability, as passed to kt generate --arch"},
 		{"flags", KT_OPT_STR, &x.flags, "\"...\"", "code-generation flags, as passed to kt generate --flags"},

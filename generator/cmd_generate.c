@@ -106,7 +106,7 @@ int kt_cmd_generate(int argc, char **argv)
 		{"name", KT_OPT_STR, &o.name, "NAME", "the launcher is kt_NAME (a C identifier)"},
 		{"out", KT_OPT_STR, &o.outdir, "DIR", "where the generated files go"},
 		{"shape", KT_OPT_LIST, &shapes, "SPEC", "a shape to tune for, e.g. rows=4096,hidden=4096 (repeatable)"},
-		{"type", KT_OPT_LIST, &types, "T=x", "choose a type symbol, e.g. T=bfloat16 (repeatable)"},
+		{"type", KT_OPT_LIST, &types, "T=x", "choose a type symbol or an option, e.g. T=bfloat16 or LSE=base2 (repeatable)"},
 		{"arch", KT_OPT_STR, &o.arch, "CC", "compute capability to compile for, e.g. 90 (90a: the architecture-specific target)"},
 		{"nvcc", KT_OPT_STR, &o.nvcc, "PATH", "the CUDA compiler (default: nvcc in PATH)"},
 		{"flags", KT_OPT_STR, &o.flags, "\"...\"", "extra nvcc code-generation flags, as the build uses them"},

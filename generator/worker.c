@@ -725,7 +725,7 @@ int kt_cmd_worker(int argc, char **argv)
 	const kt_opt opts[] = {
 		{"template", KT_OPT_STR, &tpath, "FILE", "the template"},
 		{"shape", KT_OPT_STR, &shape, "SPEC", "the shape every variant runs at"},
-		{"type", KT_OPT_LIST, &types, "T=x", "a type symbol's choice (repeatable)"},
+		{"type", KT_OPT_LIST, &types, "T=x", "a type symbol's or an option's choice (repeatable)"},
 		{"gpu", KT_OPT_INT, &gpu, "N", "device ordinal (default 0)"},
 		{"backend", KT_OPT_STR, &backend, "B", "cuda (default) or fake"},
 		{"seed", KT_OPT_INT, &seed, "N", "seed of the test inputs (default 1)"},

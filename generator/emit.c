@@ -131,8 +131,10 @@ static void put_choice_undefs(const char *name, const char *const *choices, int 
 
 static void put_param_undefs(const kt_tmpl *t, kt_buf *out)
 {
-	for (int i = 0; i < t->nparams; i++)
-		put_choice_undefs(t->params[i].name, t->params[i].choices, t->params[i].type == KT_PCHOICE ? t->params[i].nvals : 0, out);
+	for (int i = 0; i < t->nparams; i++) {
+		const kt_param *p = &t->params[i];
+		put_choice_undefs(p->name, p->choices, p->type == KT_PCHOICE ? p->nvals : 0, out);
+	}
 	for (int i = 0; i < t->ntypes; i++)
 		kt_buf_printf(out, "#undef %s\n", t->types[i].name);
 	for (int i = 0; i < t->noptions; i++)

@@ -1,8 +1,8 @@
 /* tmpl.c - parsing annotated kernel templates (see tmpl.h and docs/template-language.md).
  *
- * The source is scanned once for `// @kt` lines.  Declarations (kernel, shape, type, option, param)
- * are handled first, so that every other directive can use every name whatever the order of
- * the lines; then the directives holding expressions; then the checks across directives.
+ * The source is scanned once for `// @kt` lines.  Declarations (kernel, shape, type, option,
+ * param) are handled first, so that every other directive can use every name whatever the order
+ * of the lines; then the directives holding expressions; then the checks across directives.
  * Each problem becomes a diagnostic and parsing goes on, so one run reports them all; the
  * diagnostics are printed in source order at the end.
  */

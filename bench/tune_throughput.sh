@@ -29,7 +29,7 @@ run() { # NAME TEMPLATE SHAPE TYPE STRATEGY BUDGET
 	best=$(grep -- '  chosen: ' "$out/$name.txt" | sed 's/.*, \([0-9.]* us\) (\(.*\))/\1, \2/')
 	printf '%-14s | %-24s | %s | %s | %s | %s\n' "$name" "$shape" "$(echo "$line" | sed 's/.*: //; s/, strategy.*//')" \
 		"$status" "$best" "$(sed 's/[()]//g; s/ shown.*//' "$out/$name.space.txt")"
-	grep -E '  (time|GPUs):' "$out/$name.txt" | sed "s/^ */    $name /"
+	grep -E '^(time|  GPUs)' "$out/$name.txt" | sed "s/^ */    $name /"
 }
 
 gpu_arg=

@@ -148,16 +148,30 @@ static int cmd_stats(int argc, char **argv)
 
 /* ---- ls ---- */
 
+typedef struct ls_ctx {
+	const char *tier;
+	int tsv;
+} ls_ctx;
+
 static int visit_ls(void *ctx, const char *path, const char *key)
 {
-	const char *tier = ctx;
+	const ls_ctx *l = ctx;
+	const char *tier = l->tier;
 	kt_buf text = {0}, conf = {0};
 	kt_record r = {0};
 	kt_err err = {0};
 	if (kt_read_file(path, &text, &err) == 0 && kt_record_read(text.data, text.len, &r, &err) == 0) {
 		kt_record_config_text(&r, &conf);
-		printf("%-7s %s  %-14s %-28s %-16s %10.2f us  %s\n", tier, key, r.kernel, r.shape, r.gpu.name, r.time_us,
-		       kt_buf_str(&conf));
+		const cJSON *s = cJSON_GetObjectItemCaseSensitive(r.doc, "search");
+		const cJSON *ev = cJSON_GetObjectItemCaseSensitive(s, "evaluations"), *sec = cJSON_GetObjectItemCaseSensitive(s, "seconds");
+		const cJSON *stop = cJSON_GetObjectItemCaseSensitive(s, "stopped");
+		if (l->tsv) /* one record a line, tab-separated, for scripts */
+			printf("%s\t%s\t%s\t%s\t%s\t%.4f\t%s\t%.0f\t%.3f\t%s\n", tier, key, r.kernel, r.shape, r.gpu.name,
+			       r.time_us, kt_buf_str(&conf), cJSON_IsNumber(ev) ? ev->valuedouble : 0,
+			       cJSON_IsNumber(sec) ? sec->valuedouble : 0, cJSON_IsString(stop) ? stop->valuestring : "");
+		else
+			printf("%-7s %s  %-14s %-28s %-16s %10.2f us  %s\n", tier, key, r.kernel, r.shape, r.gpu.name,
+			       r.time_us, kt_buf_str(&conf));
 	} else {
 		printf("%-7s %s  (unreadable: %s)\n", tier, key, err.msg);
 	}
@@ -170,9 +184,13 @@ static int visit_ls(void *ctx, const char *path, const char *key)
 static int cmd_ls(int argc, char **argv)
 {
 	common c = {0};
-	const kt_opt opts[] = {COMMON_OPTS(c), {0}};
+	int tsv = 0;
+	const kt_opt opts[] = {COMMON_OPTS(c),
+			       {"tsv", KT_OPT_FLAG, &tsv, NULL,
+				"tab-separated, with the search's evaluations, seconds and why it stopped"},
+			       {0}};
 	const char *pos[1];
-	int npos, rc = parse(opts, argc, argv, pos, 0, &npos, "kt cache ls [--cache-dir DIR] [--project-cache DIR]",
+	int npos, rc = parse(opts, argc, argv, pos, 0, &npos, "kt cache ls [--cache-dir DIR] [--project-cache DIR] [--tsv]",
 			     "Lists the records of the user cache (and the project cache when given): tier, key,\n"
 			     "kernel, shape, GPU, time and the chosen configuration.");
 	if (rc >= 0)
@@ -183,7 +201,7 @@ static int cmd_ls(int argc, char **argv)
 		return fail(&err);
 	for (int i = 0; i < KT_TIER_REMOTE; i++)
 		if (kt_cache_dir(cache, (kt_tier)i))
-			kt_cache_each(kt_cache_dir(cache, (kt_tier)i), visit_ls, (void *)kt_tier_names[i]);
+			kt_cache_each(kt_cache_dir(cache, (kt_tier)i), visit_ls, &(ls_ctx){kt_tier_names[i], tsv});
 	kt_cache_close(cache, NULL);
 	return KT_EXIT_OK;
 }
@@ -360,7 +378,7 @@ static int cmd_explain(int argc, char **argv)
 		COMMON_OPTS(x.c),
 		{"template", KT_OPT_STR, &x.template_path, "FILE", "the kernel template"},
 		{"shape", KT_OPT_STR, &x.shape, "SPEC", "the shape, e.g. rows=4096,hidden=4096"},
-		{"type", KT_OPT_LIST, &x.types, "T=x", "choose a type symbol (repeatable), as kt generate does"},
+		{"type", KT_OPT_LIST, &x.types, "T=x", "choose a type symbol or an option (repeatable), as kt generate does"},
 		{"gpu", KT_OPT_STR, &x.gpu, "NAME", "the GPU (its identity from the cache); default: this machine's"},
 		{"arch", KT_OPT_STR, &x.arch, "CC", "compute capability, as passed to kt generate --arch"},
 		{"flags", KT_OPT_STR, &x.flags, "\"...\"", "code-generation flags, as passed to kt generate --flags"},

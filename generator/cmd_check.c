@@ -48,9 +48,12 @@ static int check_shape(const kt_tmpl *t, const char *spec, kt_err *err)
 
 static void print_summary(const kt_tmpl *t)
 {
-	printf("%s: kernel %s: %d shape symbol%s, %d parameter%s, %d type symbol%s, %d constraint%s, %.0f combinations\n",
+	char options[32] = ""; /* only templates that declare options say how many */
+	if (t->noptions)
+		snprintf(options, sizeof options, ", %d option%s", t->noptions, t->noptions == 1 ? "" : "s");
+	printf("%s: kernel %s: %d shape symbol%s, %d parameter%s, %d type symbol%s%s, %d constraint%s, %.0f combinations\n",
 	       t->path, t->kernel, t->nshapes, t->nshapes == 1 ? "" : "s", t->nparams, t->nparams == 1 ? "" : "s",
-	       t->ntypes, t->ntypes == 1 ? "" : "s", t->nreq, t->nreq == 1 ? "" : "s", kt_space_combinations(t));
+	       t->ntypes, t->ntypes == 1 ? "" : "s", options, t->nreq, t->nreq == 1 ? "" : "s", kt_space_combinations(t));
 }
 
 int kt_cmd_check(int argc, char **argv)
@@ -59,7 +62,7 @@ int kt_cmd_check(int argc, char **argv)
 	const char *arch = NULL;
 	const kt_opt opts[] = {
 		{"shape", KT_OPT_LIST, &shapes, "SPEC", "a shape to check, e.g. rows=4096,hidden=4096 (repeatable)"},
-		{"type", KT_OPT_LIST, &types, "T=x", "choose a type symbol, e.g. T=bfloat16 (repeatable)"},
+		{"type", KT_OPT_LIST, &types, "T=x", "choose a type symbol or an option, e.g. T=bfloat16 or LSE=base2 (repeatable)"},
 		{"arch", KT_OPT_STR, &arch, "CC", "the compile target the constraints see (sm, sm_a), e.g. 90 or 90a"},
 		{0},
 	};

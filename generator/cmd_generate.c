@@ -46,7 +46,7 @@ typedef struct run_args {
 	{"name", KT_OPT_STR, &(ka)->k.name, "NAME", "the launcher is kt_NAME (a C identifier)"},                       \
 	{"out", KT_OPT_STR, &(ka)->k.outdir, "DIR", "where the generated files go"},                                   \
 	{"shape", KT_OPT_LIST, &(ka)->shapes, "SPEC", "a shape to tune for, e.g. rows=4096,hidden=4096 (repeatable)"}, \
-	{"type", KT_OPT_LIST, &(ka)->types, "T=x", "choose a type symbol, e.g. T=bfloat16 (repeatable)"},              \
+	{"type", KT_OPT_LIST, &(ka)->types, "T=x", "choose a type symbol or an option, e.g. T=bfloat16 or LSE=base2 (repeatable)"},              \
 	{"arch", KT_OPT_STR, &(ka)->k.arch, "CC",                                                                     \
 	 "compute capability to compile for, e.g. 90 (90a: the architecture-specific target)"},                       \
 	{"nvcc", KT_OPT_STR, &(ka)->k.nvcc, "PATH", "the CUDA compiler (default: nvcc in PATH)"},                     \
@@ -69,6 +69,7 @@ typedef struct run_args {
 	{"budget", KT_OPT_INT, &(ra)->budget, "N", "evaluations per tuned shape (default 400; < 0: the whole space)"},  \
 	{"seconds", KT_OPT_INT, &(ra)->seconds, "S", "wall seconds per tuned shape (default 90; < 0: no limit)"},      \
 	{"strategy", KT_OPT_STR, &(ra)->o.strategy, "NAME", "search strategy when tuning (default auto)"},              \
+	{"report", KT_OPT_STR, &(ra)->o.report, "FILE", "after a run that tuned, its records' HTML report (kt report)"}, \
 	{"quiet", KT_OPT_FLAG, &(ra)->o.quiet, NULL, "no notes on stderr"}
 
 static void kernel_free(kernel_args *ka)

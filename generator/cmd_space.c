@@ -114,7 +114,7 @@ int kt_cmd_space(int argc, char **argv)
 	long long limit = LLONG_MAX;
 	const kt_opt opts[] = {
 		{"shape", KT_OPT_STR, &shape, "SPEC", "the shape, e.g. rows=4096,hidden=4096"},
-		{"type", KT_OPT_LIST, &types, "T=x", "choose a type symbol, e.g. T=bfloat16 (repeatable)"},
+		{"type", KT_OPT_LIST, &types, "T=x", "choose a type symbol or an option, e.g. T=bfloat16 or LSE=base2 (repeatable)"},
 		{"arch", KT_OPT_STR, &arch, "CC", "the compile target the constraints see (sm, sm_a), e.g. 90 or 90a"},
 		{"json", KT_OPT_FLAG, &json, NULL, "print a JSON array of {parameter: value} objects"},
 		{"limit", KT_OPT_INT, &limit, "N", "show at most N configurations"},

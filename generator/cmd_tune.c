@@ -277,7 +277,7 @@ int kt_cmd_tune(int argc, char **argv)
 	tune_args a = {.budget = 0, .seed = 1, .gpu = 0, .top = TOP_SHOWN, .pack = KT_TUNE_PACK};
 	const kt_opt opts[] = {
 		{"shape", KT_OPT_LIST, &a.shapes, "SPEC", "a shape to tune, e.g. rows=4096,hidden=4096 (repeatable)"},
-		{"type", KT_OPT_LIST, &a.types, "T=x", "choose a type symbol, e.g. T=bfloat16 (repeatable)"},
+		{"type", KT_OPT_LIST, &a.types, "T=x", "choose a type symbol or an option, e.g. T=bfloat16 or LSE=base2 (repeatable)"},
 		{"strategy", KT_OPT_STR, &a.strategy, "S", "search strategy: exhaustive, random, bestfirst, auto (default)"},
 		{"budget", KT_OPT_INT, &a.budget, "N", "evaluate at most N configurations (default: all)"},
 		{"seconds", KT_OPT_STR, &a.seconds, "S", "stop after about S seconds per shape"},

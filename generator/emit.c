@@ -86,12 +86,21 @@ void kt_emit_symbol(const kt_tmpl *t, const char *name, const uint16_t *cfg, cha
 	kt_tmpl_format_config(t, cfg, &canon);
 	for (int i = 0; i < t->ntypes; i++)
 		kt_buf_printf(&canon, ";%s=%s", t->types[i].name, kt_etypes[t->types[i].chosen].name);
+	for (int i = 0; i < t->noptions; i++)
+		kt_buf_printf(&canon, ";%s=%s", t->options[i].name, t->options[i].choices[t->options[i].chosen]);
 	XXH64_hash_t h = XXH3_64bits(canon.data ? canon.data : "", canon.len);
 	snprintf(out, outsz, "kt_%s_%0*llx", name, HASH_DIGITS, (unsigned long long)(h & 0xffffffffu));
 	kt_buf_free(&canon);
 }
 
 /* ---- one variant translation unit ---------------------------------------------------------- */
+
+/* NAME_IS_<choice> for each choice of a choice parameter or an option: 1 for the chosen one. */
+static void put_choice_defines(const char *name, const char *const *choices, int n, int chosen, kt_buf *out)
+{
+	for (int c = 0; c < n; c++)
+		kt_buf_printf(out, "#define %s_IS_%s %d\n", name, choices[c], c == chosen);
+}
 
 static void put_param_defines(const kt_tmpl *t, const uint16_t *cfg, kt_buf *out)
 {
@@ -100,23 +109,36 @@ static void put_param_defines(const kt_tmpl *t, const uint16_t *cfg, kt_buf *out
 		kt_buf_printf(out, "#define %s ", p->name);
 		put_param_value(p, cfg[i], out);
 		kt_buf_putc(out, '\n');
-		for (int c = 0; p->type == KT_PCHOICE && c < p->nvals; c++)
-			kt_buf_printf(out, "#define %s_IS_%s %d\n", p->name, p->choices[c], c == cfg[i]);
+		if (p->type == KT_PCHOICE)
+			put_choice_defines(p->name, p->choices, p->nvals, cfg[i], out);
 	}
 	for (int i = 0; i < t->ntypes; i++)
 		kt_buf_printf(out, "#define %s %s\n", t->types[i].name, kt_etypes[t->types[i].chosen].cxx);
+	for (int i = 0; i < t->noptions; i++) {
+		const kt_option *o = &t->options[i];
+		kt_buf_printf(out, "#define %s %s\n", o->name, o->choices[o->chosen]);
+		put_choice_defines(o->name, o->choices, o->nchoices, o->chosen, out);
+	}
+}
+
+/* #undef of NAME and of NAME_IS_<choice> for each of n choices. */
+static void put_choice_undefs(const char *name, const char *const *choices, int n, kt_buf *out)
+{
+	kt_buf_printf(out, "#undef %s\n", name);
+	for (int c = 0; c < n; c++)
+		kt_buf_printf(out, "#undef %s_IS_%s\n", name, choices[c]);
 }
 
 static void put_param_undefs(const kt_tmpl *t, kt_buf *out)
 {
 	for (int i = 0; i < t->nparams; i++) {
 		const kt_param *p = &t->params[i];
-		kt_buf_printf(out, "#undef %s\n", p->name);
-		for (int c = 0; p->type == KT_PCHOICE && c < p->nvals; c++)
-			kt_buf_printf(out, "#undef %s_IS_%s\n", p->name, p->choices[c]);
+		put_choice_undefs(p->name, p->choices, p->type == KT_PCHOICE ? p->nvals : 0, out);
 	}
 	for (int i = 0; i < t->ntypes; i++)
 		kt_buf_printf(out, "#undef %s\n", t->types[i].name);
+	for (int i = 0; i < t->noptions; i++)
+		put_choice_undefs(t->options[i].name, t->options[i].choices, t->options[i].nchoices, out);
 }
 
 /* Above 48 KiB of dynamic shared memory a kernel must opt in, on each device.  The variant opts
@@ -184,27 +206,40 @@ void kt_emit_variant(const kt_tmpl *t, const uint16_t *cfg, const char *symbol, 
 
 /* ---- variants compiled together --------------------------------------------------------------- */
 
-/* The macros a part defines: parameters (and their _IS_ choices), type symbols, the kernel's and
- * the reference's names, and the template's own #defines.  In a's arena; returns how many. */
+/* Adds NAME and NAME_IS_<choice> for each choice to v (strings in a's arena); returns how many. */
+static int choice_macros(kt_arena *a, const char *name, const char *const *choices, int nchoices, const char **v)
+{
+	int n = 0;
+	v[n++] = name;
+	for (int c = 0; c < nchoices; c++) {
+		kt_buf b = {0};
+		kt_buf_printf(&b, "%s_IS_%s", name, choices[c]);
+		v[n++] = kt_arena_strdup(a, kt_buf_str(&b));
+		kt_buf_free(&b);
+	}
+	return n;
+}
+
+/* The macros a part defines: parameters (and their _IS_ choices), type symbols, options (and
+ * theirs), the kernel's and the reference's names, and the template's own #defines.  In a's
+ * arena; returns how many. */
 static int part_macros(const kt_tmpl *t, kt_arena *a, const char ***names)
 {
 	const char **defs;
 	int ndefs = kt_cusrc_defines(a, t->src, t->srclen, &defs), n = 0, cap = ndefs + t->ntypes + 2;
 	for (int i = 0; i < t->nparams; i++)
 		cap += 1 + (t->params[i].type == KT_PCHOICE ? t->params[i].nvals : 0);
+	for (int i = 0; i < t->noptions; i++)
+		cap += 1 + t->options[i].nchoices;
 	const char **v = kt_arena_alloc(a, (size_t)cap * sizeof *v);
 	for (int i = 0; i < t->nparams; i++) {
 		const kt_param *p = &t->params[i];
-		v[n++] = p->name;
-		for (int c = 0; p->type == KT_PCHOICE && c < p->nvals; c++) {
-			kt_buf b = {0};
-			kt_buf_printf(&b, "%s_IS_%s", p->name, p->choices[c]);
-			v[n++] = kt_arena_strdup(a, kt_buf_str(&b));
-			kt_buf_free(&b);
-		}
+		n += choice_macros(a, p->name, p->choices, p->type == KT_PCHOICE ? p->nvals : 0, v + n);
 	}
 	for (int i = 0; i < t->ntypes; i++)
 		v[n++] = t->types[i].name;
+	for (int i = 0; i < t->noptions; i++)
+		n += choice_macros(a, t->options[i].name, t->options[i].choices, t->options[i].nchoices, v + n);
 	v[n++] = t->kernel;
 	if (t->reference)
 		v[n++] = t->reference;
@@ -720,6 +755,9 @@ static void render_manifest(const plan *p, char **files, int nfiles, kt_buf *out
 	cJSON *types = cJSON_AddObjectToObject(root, "types");
 	for (int i = 0; i < t->ntypes; i++)
 		cJSON_AddStringToObject(types, t->types[i].name, kt_etypes[t->types[i].chosen].name);
+	cJSON *options = cJSON_AddObjectToObject(root, "options");
+	for (int i = 0; i < t->noptions; i++)
+		cJSON_AddStringToObject(options, t->options[i].name, t->options[i].choices[t->options[i].chosen]);
 	cJSON *shapes = cJSON_AddArrayToObject(root, "shapes");
 	for (int i = 0; i < p->o->nchoices; i++) {
 		const kt_choice *c = &p->o->choices[i];

@@ -14,6 +14,7 @@
 #include "cache.h"
 #include "emit.h"
 #include "provenance.h"
+#include "report.h"
 #include "rounds.h"
 #include "search.h"
 #include "space.h"
@@ -527,6 +528,39 @@ static void gen_free(gen *g)
 	kt_buf_free(&g->refactor);
 }
 
+/* After a run that tuned (and stored): the report of every shape with a record, and a link. */
+static void write_report(run *rn)
+{
+	const kt_generate_opts *o = rn->o;
+	int tuned = 0, nkeys = 0;
+	const char **keys = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *keys);
+	kt_report_dir dirs[2] = {{NULL, "the user cache"}, {NULL, "the project cache"}};
+	int ndirs = 0;
+	for (int j = 0; j < rn->n; j++) {
+		gen *g = &rn->g[j];
+		for (int i = 0; i < g->n; i++) {
+			tuned |= g->origin[i] && !strcmp(g->origin[i], "tuned");
+			if (g->key[i] && g->origin[i] && (!strcmp(g->origin[i], "tuned") || !strncmp(g->origin[i], "cache:", 6)) &&
+			    strcmp(g->origin[i], "cache:remote"))
+				keys[nkeys++] = g->key[i];
+		}
+		if (g->cache && !ndirs) {
+			dirs[ndirs++].path = kt_cache_dir(g->cache, KT_TIER_USER);
+			if (kt_cache_dir(g->cache, KT_TIER_PROJECT))
+				dirs[ndirs++].path = kt_cache_dir(g->cache, KT_TIER_PROJECT);
+		}
+	}
+	if (tuned && nkeys && ndirs && !o->read_only) {
+		kt_report_opts ro = {dirs, ndirs, NULL, NULL, keys, nkeys, NULL, o->report, NULL, NULL};
+		kt_err e = {0};
+		if (kt_report_write(&ro, NULL, &e) == 0)
+			note(o, "kt: the report of what was tuned: file://%s", o->report);
+		else
+			note(o, "kt: warning: no report: %s", e.msg);
+	}
+	free(keys);
+}
+
 /* Reads every kernel; with several, each error names its kernel and all are reported. */
 static int read_all(run *rn, kt_buf *diags, kt_err *err)
 {
@@ -545,6 +579,8 @@ static int read_all(run *rn, kt_buf *diags, kt_err *err)
 	}
 	if (bad > 1)
 		kt_fail(err, "%d of %d kernels have errors:\n%s", bad, rn->n, kt_buf_str(&all));
+	else if (bad && rn->n > 1) /* which kernel of the batch */
+		kt_fail(err, "%s", kt_buf_str(&all));
 	kt_buf_free(&all);
 	return bad ? -1 : 0;
 }
@@ -572,6 +608,8 @@ int kt_generate(const kt_generate_opts *o, kt_buf *diags, kt_err *err)
 		rc = report_missing(&rn, err);
 	for (int j = 0; rc == 0 && j < rn.n; j++)
 		rc = emit_kernel(&rn.g[j], err);
+	if (rc == 0 && o->report)
+		write_report(&rn);
 	for (int j = 0; j < rn.n; j++)
 		gen_free(&rn.g[j]);
 	free(rn.g);

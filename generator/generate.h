@@ -67,6 +67,7 @@ typedef struct kt_generate_opts {
 	const kt_llm_config *llm;
 	const char *llm_why;
 	const char *secret;
+	const char *report;          /* after a run that tuned: the HTML report of its kernels' records (report.h) */
 	int quiet;                   /* no notes */
 	void (*note)(void *ctx, const char *msg); /* notes for the user ("using the template defaults"); may be NULL */
 	void *note_ctx;

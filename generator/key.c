@@ -144,6 +144,11 @@ static void space_fields(const kt_tmpl *t, kt_buf *out)
 		kt_buf_printf(&name, "type.%s", t->types[i].name);
 		field(out, name.data, kt_etypes[t->types[i].chosen].name);
 	}
+	for (int i = 0; i < t->noptions; i++) {
+		kt_buf_reset(&name);
+		kt_buf_printf(&name, "option.%s", t->options[i].name);
+		field(out, name.data, t->options[i].choices[t->options[i].chosen]);
+	}
 	kt_buf_free(&v);
 	kt_buf_free(&name);
 }

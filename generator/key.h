@@ -4,7 +4,7 @@
  * order, values escaped so that a line is always one field.  The fields are everything that can
  * change which configuration is best or what the tuned code is: the record-format version, the
  * template's bytes and its local headers' bytes (as hashes), the canonical space and constraints,
- * the chosen type symbols, the shape, the GPU identity, the compiler identity, the code-generation
+ * the chosen type symbols and options, the shape, the GPU identity, the compiler identity, the code-generation
  * flags and the architecture.  Paths are not fields, so a key is the same on every machine.
  *
  * The field text is what a record stores and what `kt cache explain` prints; the key is its hash,

@@ -62,13 +62,13 @@ static kt_tmpl *round_tmpl(round_dirs *d, const kt_tmpl *t, int i, int k, const 
 	if (kt_mkdirs(kt_buf_str(&dir), err) == 0 && kt_write_atomic(path, text, strlen(text), err) == 0) {
 		d->files = kt_xrealloc(d->files, (size_t)(d->nfiles + 1) * sizeof *d->files);
 		d->files[d->nfiles++] = kt_xstrdup(path);
-		const char **types = kt_xcalloc((size_t)t->ntypes + 1, sizeof *types);
-		char (*tv)[160] = kt_xcalloc((size_t)t->ntypes + 1, sizeof *tv); /* "T=half": as t was parsed */
-		for (int j = 0; j < t->ntypes; j++) {
-			snprintf(tv[j], sizeof tv[j], "%s=%s", t->types[j].name, kt_etypes[t->types[j].chosen].name);
-			types[j] = tv[j];
-		}
-		kt_tmpl_opts to = {types, t->ntypes, t->arch[0] ? t->arch : NULL};
+		kt_buf tv = {0}; /* "T=half\n...": the choices t was parsed with */
+		kt_tmpl_format_choices(t, '\n', &tv);
+		const char **types = kt_xcalloc(tv.len + 1, sizeof *types);
+		int ntypes = 0;
+		for (char *save = NULL, *w = tv.len ? strtok_r(tv.data, "\n", &save) : NULL; w; w = strtok_r(NULL, "\n", &save))
+			types[ntypes++] = w;
+		kt_tmpl_opts to = {types, ntypes, t->arch[0] ? t->arch : NULL};
 		kt_buf diags = {0};
 		kt_err perr = {0};
 		n = kt_tmpl_parse(path, &to, &diags, &perr);
@@ -83,7 +83,7 @@ static kt_tmpl *round_tmpl(round_dirs *d, const kt_tmpl *t, int i, int k, const 
 			kt_buf_printf(note, "the template of round %d does not parse:\n%s", k,
 				      diags.len ? kt_buf_str(&diags) : perr.msg);
 		kt_buf_free(&diags);
-		free(tv);
+		kt_buf_free(&tv);
 		free(types);
 	} else {
 		kt_buf_printf(note, "round %d: %s", k, err->msg);

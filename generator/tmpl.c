@@ -1,8 +1,8 @@
 /* tmpl.c - parsing annotated kernel templates (see tmpl.h and docs/template-language.md).
  *
- * The source is scanned once for `// @kt` lines.  Declarations (kernel, shape, type, param)
- * are handled first, so that every other directive can use every name whatever the order of
- * the lines; then the directives holding expressions; then the checks across directives.
+ * The source is scanned once for `// @kt` lines.  Declarations (kernel, shape, type, option,
+ * param) are handled first, so that every other directive can use every name whatever the order
+ * of the lines; then the directives holding expressions; then the checks across directives.
  * Each problem becomes a diagnostic and parsing goes on, so one run reports them all; the
  * diagnostics are printed in source order at the end.
  */
@@ -23,6 +23,7 @@
 #define MAX_ARGS 64          /* arguments of one kernel */
 #define MAX_REQS 256         /* constraints of one template */
 #define MAX_TYPES 16         /* type symbols of one template */
+#define MAX_OPTIONS 16       /* options of one template */
 #define MAX_VALUES 65535     /* values of one parameter (indices are uint16_t) */
 #define MAX_DIMS 3           /* grid and block dimensions */
 #define MAX_LISTED 16        /* values listed in a message */
@@ -51,6 +52,7 @@ static void d_kernel(pctx *, const dline *);
 static void d_reference(pctx *, const dline *);
 static void d_shape(pctx *, const dline *);
 static void d_type(pctx *, const dline *);
+static void d_option(pctx *, const dline *);
 static void d_param(pctx *, const dline *);
 static void d_require(pctx *, const dline *);
 static void d_arg(pctx *, const dline *);
@@ -70,9 +72,9 @@ static const struct directive {
 } dirs[] = {
 	{"arg", 2, 0, d_arg},           {"block", 2, 1, d_block}, {"bytes", 2, 1, d_bytes},
 	{"flops", 2, 1, d_flops},       {"grid", 2, 1, d_grid},   {"kernel", 1, 1, d_kernel},
-	{"param", 1, 0, d_param},       {"reference", 2, 1, d_reference}, {"require", 2, 0, d_require},
-	{"shape", 1, 1, d_shape},       {"smem", 2, 1, d_smem},   {"tolerance", 2, 1, d_tolerance},
-	{"type", 1, 0, d_type},
+	{"option", 1, 0, d_option},     {"param", 1, 0, d_param}, {"reference", 2, 1, d_reference},
+	{"require", 2, 0, d_require},   {"shape", 1, 1, d_shape}, {"smem", 2, 1, d_smem},
+	{"tolerance", 2, 1, d_tolerance}, {"type", 1, 0, d_type},
 };
 #define NDIRS ((int)(sizeof dirs / sizeof dirs[0]))
 
@@ -105,13 +107,14 @@ struct pctx {
 	int nlines, caplines;
 	int seen[NDIRS];       /* 1 + index into lines of the first one, 0 when absent */
 	/* declarations, in source order */
-	decl names[KT_MAX_SLOTS + MAX_TYPES];
+	decl names[KT_MAX_SLOTS + MAX_TYPES + MAX_OPTIONS];
 	int nnames;
 	size_t shape_off[KT_MAX_SLOTS];
 	kt_param params[KT_MAX_SLOTS];
 	kt_typesym types[MAX_TYPES];
+	kt_option options[MAX_OPTIONS];
 	const char *shapes[KT_MAX_SLOTS];
-	int nshapes, nparams, ntypes;
+	int nshapes, nparams, ntypes, noptions;
 	const char *slot_names[KT_MAX_SLOTS];
 	kt_scope req_scope;    /* the scope of constraints: also the compile target (sm, sm_a) */
 	int in_req;            /* parsing a constraint */
@@ -122,7 +125,7 @@ struct pctx {
 	const char *req_text[MAX_REQS];
 	kt_loc req_loc[MAX_REQS];
 	int nreq;
-	size_t kernel_off, reference_off, type_off[MAX_TYPES];
+	size_t kernel_off, reference_off, type_off[MAX_TYPES], option_off[MAX_OPTIONS];
 	int arg_errors; /* errors in arg directives */
 	size_t *bols;   /* where each line begins */
 	int nbols;
@@ -396,10 +399,13 @@ static const char *suggest(const char *name, size_t n, const char *const *cands,
 	return buf;
 }
 
+/* What a declared name is: a slot (shape symbol, parameter), a type symbol or an option. */
+typedef enum decl_kind { DECL_SLOT, DECL_TYPE, DECL_OPTION } decl_kind;
+
 /* Registers a declared name; an error when it is reserved or declared before. */
-static const char *declare(pctx *pc, size_t off, size_t n, const char *what, int slot)
+static const char *declare(pctx *pc, size_t off, size_t n, const char *what, decl_kind kind)
 {
-	if (slot && pc->nshapes + pc->nparams >= KT_MAX_SLOTS) {
+	if (kind == DECL_SLOT && pc->nshapes + pc->nparams >= KT_MAX_SLOTS) {
 		error_at(pc, off, "too many shape symbols and parameters (at most %d together)", KT_MAX_SLOTS);
 		return NULL;
 	}
@@ -415,8 +421,12 @@ static const char *declare(pctx *pc, size_t off, size_t n, const char *what, int
 				 line_of(pc, pc->names[i].off));
 			return NULL;
 		}
-	if (!slot && pc->ntypes == MAX_TYPES) {
+	if (kind == DECL_TYPE && pc->ntypes == MAX_TYPES) {
 		error_at(pc, off, "too many type symbols (at most %d)", MAX_TYPES);
+		return NULL;
+	}
+	if (kind == DECL_OPTION && pc->noptions == MAX_OPTIONS) {
+		error_at(pc, off, "too many options (at most %d)", MAX_OPTIONS);
 		return NULL;
 	}
 	const char *s = kt_arena_strndup(pc->a, pc->src + off, n);
@@ -470,7 +480,7 @@ static void d_shape(pctx *pc, const dline *d)
 	for (;;) {
 		if (take_ident(pc, &pos, d->end, &s, &n, count ? "a shape symbol or the end of the line" : "the names of the shape symbols (e.g. rows hidden)") != 0)
 			return;
-		const char *name = declare(pc, s, n, "shape symbol", 1);
+		const char *name = declare(pc, s, n, "shape symbol", DECL_SLOT);
 		if (name) {
 			pc->shape_off[pc->nshapes] = s;
 			pc->shapes[pc->nshapes++] = name;
@@ -532,7 +542,7 @@ static void d_type(pctx *pc, const dline *d)
 	 * arguments written with it do not report errors of their own. */
 	if (parse_type_list(pc, &pos, d->end, s, n, opts, &nopts, &def) != 0 && nopts == 0)
 		opts[nopts++] = KT_F32;
-	const char *name = declare(pc, s, n, "type symbol", 0);
+	const char *name = declare(pc, s, n, "type symbol", DECL_TYPE);
 	if (!name)
 		return;
 	pc->type_off[pc->ntypes] = s;
@@ -719,12 +729,58 @@ static void d_param(pctx *pc, const dline *d)
 			vlist_add(pc, &l, 0, NULL, s, 0);
 		}
 	}
-	if (declare(pc, s, n, "parameter", 1)) {
+	if (declare(pc, s, n, "parameter", DECL_SLOT)) {
 		p.nvals = l.n;
 		p.vals = memcpy(kt_arena_alloc(pc->a, sizeof(int64_t) * (size_t)l.n), l.v, sizeof(int64_t) * (size_t)l.n);
 		if (p.type == KT_PCHOICE)
 			p.choices = memcpy(kt_arena_alloc(pc->a, sizeof(char *) * (size_t)l.n), l.names, sizeof(char *) * (size_t)l.n);
 		pc->params[pc->nparams++] = p;
+	}
+	free(l.v);
+	free(l.names);
+}
+
+/* Everything after the name of an option: `in CHOICE, CHOICE...`, then `[default CHOICE]`; the
+ * choices are read as a choice parameter's are. */
+static int parse_option_body(pctx *pc, size_t *pos, size_t end, kt_param *p, vlist *l)
+{
+	if (!take_word(pc, pos, end, "in")) {
+		expected(pc, *pos, end, "'in' and the choices the caller may make (e.g. LSE in natural, base2)");
+		return -1;
+	}
+	size_t first = skip_blanks(pc, *pos, end), n = ident_len(pc, first, end);
+	if (n == 0 || word_is(pc, first, n, "default")) {
+		expected(pc, first, end, "a choice name (an option's choices are names like natural, base2)");
+		return -1;
+	}
+	if (parse_values(pc, pos, end, p, l) != 0)
+		return -1;
+	if (take_word(pc, pos, end, "default") && parse_default(pc, pos, end, p, l) != 0)
+		return -1;
+	return expect_end(pc, *pos, end, "',', 'default' or the end of the line");
+}
+
+static void d_option(pctx *pc, const dline *d)
+{
+	size_t pos = d->pos, s, n;
+	if (take_ident(pc, &pos, d->end, &s, &n, "the name of the option (e.g. LSE)") != 0)
+		return;
+	kt_param p = {.type = KT_PCHOICE};
+	p.name = kt_arena_strndup(pc->a, pc->src + s, n);
+	vlist l = {0};
+	/* After an error the option is still declared, with the choices read so far (the template
+	 * fails anyway), so that an argument of its name is not reported twice. */
+	if (parse_option_body(pc, &pos, d->end, &p, &l) != 0)
+		p.def = 0;
+	if (declare(pc, s, n, "option", DECL_OPTION)) {
+		pc->option_off[pc->noptions] = s;
+		kt_option *o = &pc->options[pc->noptions++];
+		size_t sz = sizeof(char *) * (size_t)l.n;
+		o->name = p.name;
+		o->nchoices = l.n;
+		o->choices = l.n ? memcpy(kt_arena_alloc(pc->a, sz), l.names, sz) : NULL;
+		o->chosen = p.def;
+		o->loc = loc_of(pc, s);
 	}
 	free(l.v);
 	free(l.names);
@@ -755,10 +811,24 @@ static int target_name(const char *name, size_t len)
 	return (len == 2 && !memcmp(name, "sm", 2)) || (len == 4 && !memcmp(name, "sm_a", 4));
 }
 
+/* An option's name: an error in every expression (the code sees an option as macros only). */
+static int option_name(const kt_tmpl *t, const char *name, size_t len, const char **why)
+{
+	for (int i = 0; i < t->noptions; i++)
+		if (strlen(t->options[i].name) == len && !memcmp(t->options[i].name, name, len)) {
+			*why = "is an option, fixed by the caller: the code sees it as macros (#if NAME_IS_<choice>), "
+			       "expressions cannot use it";
+			return 1;
+		}
+	return 0;
+}
+
 static int scope_target(void *ctx, const char *name, size_t len, int64_t *out, const char **why)
 {
 	const kt_tmpl *t = ctx;
 	int sm = 0, sm_a = 0;
+	if (option_name(t, name, len, why))
+		return -1;
 	if (!target_name(name, len))
 		return 0;
 	if (t->arch[0])
@@ -770,7 +840,9 @@ static int scope_target(void *ctx, const char *name, size_t len, int64_t *out, c
 
 static int scope_no_target(void *ctx, const char *name, size_t len, int64_t *out, const char **why)
 {
-	(void)ctx, (void)out;
+	(void)out;
+	if (option_name(ctx, name, len, why))
+		return -1;
 	*why = "(the compile target) may be used only in a constraint ('@kt require')";
 	return target_name(name, len) ? -1 : 0;
 }
@@ -790,6 +862,8 @@ static void build_scope(pctx *pc)
 	t->params = pc->params;
 	t->ntypes = pc->ntypes;
 	t->types = pc->types;
+	t->noptions = pc->noptions;
+	t->options = pc->options;
 	t->scope = (kt_scope){pc->slot_names, pc->nshapes + pc->nparams, scope_is_choice, scope_choice, scope_no_target, t};
 	pc->req_scope = t->scope;
 	pc->req_scope.constant = scope_target;
@@ -1019,6 +1093,22 @@ static int parse_pointer_arg(pctx *pc, size_t pos, size_t end, kt_arg *a)
 	return expect_end(pc, pos, end, "'fill', 'neginf' or the end of the line");
 }
 
+/* What the name of a parameter, type symbol or option is ("parameter", ...) and the line that
+ * declares it (these names become macros); NULL when no such name is declared. */
+static const char *macro_owner(const pctx *pc, const char *name, int *line)
+{
+	for (int i = 0; i < pc->nparams; i++)
+		if (!strcmp(pc->params[i].name, name))
+			return *line = pc->params[i].loc.line, "parameter";
+	for (int i = 0; i < pc->ntypes; i++)
+		if (!strcmp(pc->types[i].name, name))
+			return *line = pc->types[i].loc.line, "type symbol";
+	for (int i = 0; i < pc->noptions; i++)
+		if (!strcmp(pc->options[i].name, name))
+			return *line = pc->options[i].loc.line, "option";
+	return NULL;
+}
+
 static void d_arg(pctx *pc, const dline *d)
 {
 	size_t pos = d->pos, s, n, ts, tn;
@@ -1047,14 +1137,12 @@ static void d_arg(pctx *pc, const dline *d)
 			error_at(pc, s, "argument '%s' is already declared (first declared at line %d)", a.name, pc->args[i].loc.line);
 			return;
 		}
-	for (int i = 0; i < pc->nparams + pc->ntypes; i++) {
-		const char *other = i < pc->nparams ? pc->params[i].name : pc->types[i - pc->nparams].name;
-		kt_loc at = i < pc->nparams ? pc->params[i].loc : pc->types[i - pc->nparams].loc;
-		if (!strcmp(other, a.name)) {
-			error_at(pc, s, "argument '%s' has the name of the %s declared at line %d (it becomes a macro; expected another name)",
-				 a.name, i < pc->nparams ? "parameter" : "type symbol", at.line);
-			return;
-		}
+	int at;
+	const char *owner = macro_owner(pc, a.name, &at);
+	if (owner) {
+		error_at(pc, s, "argument '%s' has the name of the %s declared at line %d (it becomes a macro; expected another name)",
+			 a.name, owner, at);
+		return;
 	}
 	if (pc->nargs == MAX_ARGS) {
 		error_at(pc, s, "too many arguments (at most %d)", MAX_ARGS);
@@ -1289,34 +1377,71 @@ static void check_globals(pctx *pc)
 			 t->reference);
 }
 
-/* Applies `--type T=x` choices to the type symbols and to the arguments written with them. */
-static void apply_type_opts(pctx *pc)
+/* A caller's choice "T=x" for type symbol k. */
+static void choose_type(pctx *pc, int k, const char *o, const char *v)
+{
+	kt_typesym *ts = &pc->types[k];
+	int e = find_etype(v, strlen(v)), ok = 0;
+	for (int j = 0; j < ts->nopts; j++)
+		ok |= e >= 0 && ts->opts[j] == (kt_etype)e;
+	if (!ok) {
+		error_at(pc, pc->type_off[k], "type choice '%s': '%s' is not one of the types listed for '%s'", o, v, ts->name);
+		return;
+	}
+	ts->chosen = (kt_etype)e;
+}
+
+/* A caller's choice "LSE=x" for option k. */
+static void choose_option(pctx *pc, int k, const char *o, const char *v)
+{
+	kt_option *op = &pc->options[k];
+	for (int j = 0; j < op->nchoices; j++)
+		if (!strcmp(op->choices[j], v)) {
+			op->chosen = j;
+			return;
+		}
+	char b[80];
+	const char *near = suggest(v, strlen(v), op->choices, op->nchoices, b, sizeof b);
+	kt_buf all = {0};
+	for (int j = 0; j < op->nchoices; j++)
+		kt_buf_printf(&all, "%s%s", j ? ", " : "", op->choices[j]);
+	if (*near)
+		error_at(pc, pc->option_off[k], "option choice '%s': '%s' is not one of the choices listed for '%s'%s", o, v,
+			 op->name, near);
+	else
+		error_at(pc, pc->option_off[k], "option choice '%s': '%s' is not one of the choices listed for '%s' (expected one of: %s)",
+			 o, v, op->name, kt_buf_str(&all));
+	kt_buf_free(&all);
+}
+
+/* Applies the caller's NAME=VALUE choices (`--type T=x`, `--type LSE=x`) to the type symbols (and
+ * so to the arguments written with them) and to the options. */
+static void apply_choices(pctx *pc)
 {
 	for (int i = 0; pc->opts && i < pc->opts->ntypes; i++) {
 		const char *o = pc->opts->types[i], *eq = strchr(o, '=');
-		int k = -1;
+		size_t n = eq ? (size_t)(eq - o) : 0;
+		int k = -1, m = -1;
 		for (int j = 0; eq && j < pc->ntypes; j++)
-			if (strlen(pc->types[j].name) == (size_t)(eq - o) && !memcmp(pc->types[j].name, o, (size_t)(eq - o)))
+			if (strlen(pc->types[j].name) == n && !memcmp(pc->types[j].name, o, n))
 				k = j;
-		if (k < 0) {
+		for (int j = 0; eq && j < pc->noptions; j++)
+			if (strlen(pc->options[j].name) == n && !memcmp(pc->options[j].name, o, n))
+				m = j;
+		if (k >= 0) {
+			choose_type(pc, k, o, eq + 1);
+		} else if (m >= 0) {
+			choose_option(pc, m, o, eq + 1);
+		} else {
 			kt_buf names = {0};
 			for (int j = 0; j < pc->ntypes; j++)
 				kt_buf_printf(&names, "%s%s", j ? ", " : "", pc->types[j].name);
-			error_at(pc, 0, "type choice '%s' names no type symbol of this template (expected SYMBOL=TYPE with one of: %s)",
-				 o, pc->ntypes ? names.data : "none declared");
+			for (int j = 0; j < pc->noptions; j++)
+				kt_buf_printf(&names, "%s%s", pc->ntypes + j ? ", " : "", pc->options[j].name);
+			error_at(pc, 0, "choice '%s' names no type symbol or option of this template (expected NAME=VALUE with NAME one of: %s)",
+				 o, names.len ? names.data : "none declared");
 			kt_buf_free(&names);
-			continue;
 		}
-		kt_typesym *ts = &pc->types[k];
-		int e = find_etype(eq + 1, strlen(eq + 1)), ok = 0;
-		for (int j = 0; j < ts->nopts; j++)
-			ok |= e >= 0 && ts->opts[j] == (kt_etype)e;
-		size_t off = pc->type_off[k];
-		if (!ok) {
-			error_at(pc, off, "type choice '%s': '%s' is not one of the types listed for '%s'", o, eq + 1, ts->name);
-			continue;
-		}
-		ts->chosen = (kt_etype)e;
 	}
 }
 
@@ -1372,6 +1497,7 @@ static void publish(pctx *pc)
 	t->params = memcpy(kt_arena_alloc(a, np), pc->params, np);
 	t->shapes = memcpy(kt_arena_alloc(a, ns), pc->shapes, ns);
 	t->types = memcpy(kt_arena_alloc(a, sizeof(kt_typesym) * (size_t)pc->ntypes), pc->types, sizeof(kt_typesym) * (size_t)pc->ntypes);
+	t->options = memcpy(kt_arena_alloc(a, sizeof(kt_option) * (size_t)pc->noptions), pc->options, sizeof(kt_option) * (size_t)pc->noptions);
 	size_t nn = sizeof(char *) * (size_t)(pc->nshapes + pc->nparams);
 	t->scope.names = memcpy(kt_arena_alloc(a, nn), pc->slot_names, nn);
 }
@@ -1402,7 +1528,7 @@ kt_tmpl *kt_tmpl_parse_text(const char *path, const char *text, size_t len, cons
 	pc->diags = kt_xcalloc(MAX_ERRORS, sizeof *pc->diags);
 	scan_directives(pc);
 	run_pass(pc, 1);
-	apply_type_opts(pc);
+	apply_choices(pc);
 	build_scope(pc);
 	run_pass(pc, 2);
 	check_required(pc);

@@ -7,6 +7,7 @@
  *   // @kt reference rmsnorm_naive grid rows block 256        optional naive kernel (same args)
  *   // @kt shape     rows hidden                              runtime shape symbols
  *   // @kt type      T in half, bfloat16                      element type, chosen at generation
+ *   // @kt option    LSE in natural, base2                    named choice, fixed by the caller
  *   // @kt param     BLOCK in 64..1024 pow2 default 256       tuned parameter (int list/range,
  *   // @kt param     VEC in 1, 2, 4, 8 default 8                bool, or named choices)
  *   // @kt param     ALGO in twopass, onepass
@@ -77,6 +78,17 @@ typedef struct kt_typesym {
 	kt_loc loc;
 } kt_typesym;
 
+/* `option LSE in natural, base2 [default natural]`: a named choice fixed by the caller at
+ * generation like a type symbol (not tuned), which reaches the code as macros like a choice
+ * parameter (LSE, LSE_IS_natural, LSE_IS_base2) and is part of the cache key. */
+typedef struct kt_option {
+	const char *name;
+	int nchoices;
+	const char *const *choices;
+	int chosen; /* index of the default, or of what kt_tmpl_opts.types asked for */
+	kt_loc loc;
+} kt_option;
+
 /* Which arithmetic a template's flops count, and so which measured rate bounds them: the fp32
  * FMA pipe (`flops EXPR` or `flops fma EXPR`) or dense fp16/bf16 tensor-core multiply-accumulate
  * with fp32 accumulation (`flops tensor EXPR`). */
@@ -123,6 +135,8 @@ typedef struct kt_tmpl {
 	const kt_param *params;
 	int ntypes;
 	const kt_typesym *types;
+	int noptions;
+	const kt_option *options;
 
 	int nreq;
 	const kt_expr *const *req;
@@ -149,7 +163,9 @@ typedef struct kt_tmpl {
 } kt_tmpl;
 
 typedef struct kt_tmpl_opts {
-	const char *const *types; /* "T=bfloat16" choices for type symbols; may be NULL */
+	/* The caller's choices, "NAME=VALUE": for type symbols ("T=bfloat16") and options
+	 * ("LSE=base2"); may be NULL. */
+	const char *const *types;
 	int ntypes;
 	const char *arch;         /* the compile target, "90" or "90a" (kt_arch_parse); NULL: unknown */
 } kt_tmpl_opts;
@@ -167,6 +183,9 @@ void kt_tmpl_free(kt_tmpl *t);
 int kt_tmpl_parse_shape(const kt_tmpl *t, const char *spec, int64_t *vals, kt_err *err);
 /* Formats a shape as "rows=4096,hidden=4096". */
 void kt_tmpl_format_shape(const kt_tmpl *t, const int64_t *vals, kt_buf *out);
+/* The caller's choices t was parsed with, type symbols then options ("T=bfloat16", "LSE=base2"),
+ * each appended to out and followed by sep (kt_tmpl_opts.types, for parsing it again). */
+void kt_tmpl_format_choices(const kt_tmpl *t, char sep, kt_buf *out);
 /* Formats a configuration as "BLOCK=256,VEC=8,ALGO=onepass". */
 void kt_tmpl_format_config(const kt_tmpl *t, const uint16_t *cfg, kt_buf *out);
 /* Parses "BLOCK=256,VEC=8" into cfg; every parameter must be given with a declared value. */

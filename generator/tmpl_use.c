@@ -274,3 +274,11 @@ void kt_tmpl_arglist(const kt_tmpl *t, int c_header, kt_buf *out)
 			kt_buf_printf(out, "%s%s* %s", a->role == KT_IN ? "const " : "", ty, a->name);
 	}
 }
+
+void kt_tmpl_format_choices(const kt_tmpl *t, char sep, kt_buf *out)
+{
+	for (int i = 0; i < t->ntypes; i++)
+		kt_buf_printf(out, "%s=%s%c", t->types[i].name, kt_etypes[t->types[i].chosen].name, sep);
+	for (int i = 0; i < t->noptions; i++)
+		kt_buf_printf(out, "%s=%s%c", t->options[i].name, t->options[i].choices[t->options[i].chosen], sep);
+}

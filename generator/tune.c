@@ -1001,12 +1001,6 @@ static void task_reference(tuner *tu, int k, idlist *fresh)
 	kt_tmpl_launch(ta->t, env, &ta->ref_l, &e);
 }
 
-static void job_types(const kt_tmpl *t, kt_buf *cmd)
-{
-	for (int i = 0; i < t->ntypes; i++)
-		kt_buf_printf(cmd, "\t%s=%s", t->types[i].name, kt_etypes[t->types[i].chosen].name);
-}
-
 /* Defines task ta on the workers and runs its reference. */
 static int task_start(tuner *tu, task *ta)
 {
@@ -1014,8 +1008,10 @@ static int task_start(tuner *tu, task *ta)
 	kt_err e = {0};
 	const char *reply = NULL;
 	kt_tmpl_format_shape(ta->t, ta->shape, &shape);
-	kt_buf_printf(&cmd, "problem\t%s\t%s\t%s", ta->id, ta->t->path, kt_buf_str(&shape));
-	job_types(ta->t, &cmd);
+	kt_buf_printf(&cmd, "problem\t%s\t%s\t%s\t", ta->id, ta->t->path, kt_buf_str(&shape));
+	kt_tmpl_format_choices(ta->t, '\t', &cmd);
+	if (cmd.data[cmd.len - 1] == '\t')
+		cmd.data[--cmd.len] = 0;
 	int rc = kt_pool_setup(tu->pool, kt_buf_str(&cmd), NULL, &e);
 	const unitrec *ur = &tu->units[ta->ref_unit];
 	long d = ta->def_idx >= 0 ? ta->ev_of[ta->def_idx] : -1;

@@ -38,6 +38,7 @@ timed() {
 	timed gelu_and_mul 15 8192,14336 2048,11008
 	timed merge_attn_states 17 16384,32,128 4096,32,128
 	timed merge_attn_states 18 16384,32,128 4096,32,128
+	timed merge_attn_states 50 16384,32,128 4096,32,128 # 18 with LSE=base2
 	timed softmax 20 4096,32768 4096,1024
 	timed softmax 21 4096,32768 4096,1024
 	timed softmax 35 4096,32768

@@ -371,14 +371,18 @@ static void run_case(const std::vector<long long> &s, const char *shape)
 	sb.fill(0, 3, 0.2);
 	std::vector<double> rv(n), rs(np);
 	size_t both = 0, one = 0;
+	/* the log-sum-exps' base, as the template's option LSE says: e (natural) or 2 (base2) */
+	auto bexp = [](double x) { return LSE_IS_base2 ? std::exp2(x) : std::exp(x); };
+	auto blog = [](double x) { return LSE_IS_base2 ? std::log2(x) : std::log(x); };
+	printf("  (log-sum-exps in base %s)\n", LSE_IS_base2 ? "2" : "e");
 	for (size_t p = 0; p < np; p++) {
 		const double a = sa.get(p), b = sb.get(p), m = std::max(a, b);
 		double wa = 0, wb = 0, lse = -INFINITY;
 		if (m != -INFINITY) {
-			const double ea = std::exp(a - m), eb = std::exp(b - m);
+			const double ea = bexp(a - m), eb = bexp(b - m);
 			wa = ea / (ea + eb);
 			wb = eb / (ea + eb);
-			lse = m + std::log(ea + eb);
+			lse = m + blog(ea + eb);
 			one += std::isinf(a) || std::isinf(b);
 		} else {
 			both++;

@@ -4,13 +4,15 @@
 # small and odd shapes, then timed at the given shapes.  For a quick look on a lent GPU:
 #   tests/templates/spot_check.sh "TEMPLATE TYPE P=V,... SHAPE..." ...
 # e.g. tests/templates/spot_check.sh "softmax bfloat16 STORE=regs,ITEMS=2,ALGO=expcache 4096,32768"
-# Parameters not given keep the template's defaults.  Exit status 1 when a check failed.
+# Parameters and options not given keep the template's defaults (e.g. LSE=base2 for
+# merge_attn_states' base-2 log-sum-exps).  Exit status 1 when a check failed.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 work=${SPOT_WORK:-/tmp/kt-spot}
 mkdir -p "$work"
 
-# -D flags for "P=V,..." of template $1 (choice parameters get their P_IS_<choice> flags).
+# -D flags for "P=V,..." of template $1 (choice parameters and options get their P_IS_<choice>
+# flags).
 defines() {
 	local tmpl=$src/templates/$1.cu.tmpl cfg=$2 a p v line choices c
 	[ "$cfg" = - ] && return
@@ -18,7 +20,7 @@ defines() {
 		p=${a%%=*}
 		v=${a#*=}
 		echo "-D$p=$v"
-		line=$(grep -E "^// @kt param +$p +in " "$tmpl") || continue
+		line=$(grep -E "^// @kt (param|option) +$p +in " "$tmpl") || continue
 		choices=$(echo "$line" | sed -E 's/^.* in +//; s/ +default .*$//; s/ +$//')
 		if ! echo "$choices" | grep -qE '^[0-9, .-]+$'; then
 			for c in ${choices//,/ }; do

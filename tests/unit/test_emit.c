@@ -1,5 +1,6 @@
 /* test_emit.c - the generated files of one kernel: the file set, the manifest, the variant text,
- * re-runs that leave mtimes alone, removal of stale variants, and validation before any write. */
+ * re-runs that leave mtimes alone, removal of stale variants, validation before any write, and
+ * the macros, symbols and manifest entry of an option. */
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -149,6 +150,7 @@ static void check_manifest(const char *dir)
 	const char *tp = cJSON_GetStringValue(cJSON_GetObjectItem(m, "template"));
 	CHECK(tp && tp[0] == '/' && strstr(tp, "mini_rmsnorm.cu.tmpl"));
 	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "types"), "T")), "half");
+	CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(m, "options")), 0); /* the template has none */
 	cJSON *shapes = cJSON_GetObjectItem(m, "shapes");
 	CHECK_INT(cJSON_GetArraySize(shapes), 3);
 	cJSON *s0 = cJSON_GetArrayItem(shapes, 0), *s1 = cJSON_GetArrayItem(shapes, 1);
@@ -335,6 +337,64 @@ static void test_variant_text(kt_tmpl *t)
 	kt_buf_free(&b);
 }
 
+/* An option reaches the code as a choice parameter does (NAME, NAME_IS_<choice>), undefined
+ * after the template; the manifest names the choice; each choice is another variant symbol. */
+static void test_options(void)
+{
+	static const char src[] =
+		"// @kt kernel k\n// @kt shape n\n// @kt option LSE in natural, base2\n// @kt param BLOCK in 64, 128\n"
+		"// @kt grid n\n// @kt block BLOCK\n// @kt arg out float[n] out\n// @kt arg n int = n\n"
+		"__global__ void k(float *out, int n) {}\n";
+	const char *base2[] = {"LSE=base2"};
+	kt_tmpl_opts o2 = {.types = base2, .ntypes = 1};
+	kt_buf diags = {0};
+	kt_err err = {0};
+	kt_tmpl *te = kt_tmpl_parse_text("opt.cu.tmpl", src, sizeof src - 1, NULL, &diags, &err);
+	kt_tmpl *t2 = kt_tmpl_parse_text("opt.cu.tmpl", src, sizeof src - 1, &o2, &diags, &err);
+	CHECK_STR(kt_buf_str(&diags), "");
+	CHECK(te && t2);
+	if (!te || !t2) {
+		kt_tmpl_free(te);
+		kt_tmpl_free(t2);
+		kt_buf_free(&diags);
+		return;
+	}
+	const uint16_t cfg[1] = {1};
+	kt_buf b = {0};
+	kt_emit_variant(t2, cfg, "kt_probe_1", &b);
+	CHECK(strstr(b.data, "#define BLOCK 128\n#define LSE base2\n#define LSE_IS_natural 0\n#define LSE_IS_base2 1\n") != NULL);
+	CHECK(strstr(b.data, "#undef LSE\n#undef LSE_IS_natural\n#undef LSE_IS_base2\n") != NULL);
+	kt_buf_reset(&b);
+	kt_emit_variant(te, cfg, "kt_probe_1", &b);
+	CHECK(strstr(b.data, "#define LSE natural\n#define LSE_IS_natural 1\n#define LSE_IS_base2 0\n") != NULL);
+	kt_buf_reset(&b);
+	kt_emit_part(t2, cfg, "kt_probe_1", &b); /* variants compiled together: nothing leaks to the next */
+	CHECK(strstr(b.data, "#define LSE_IS_base2 1\n") != NULL);
+	CHECK(strstr(b.data, "#undef LSE\n") != NULL && strstr(b.data, "#undef LSE_IS_natural\n") != NULL &&
+	      strstr(b.data, "#undef LSE_IS_base2\n") != NULL);
+	kt_buf_free(&b);
+
+	char se[160], s2[160];
+	kt_emit_symbol(te, "m", cfg, se, sizeof se);
+	kt_emit_symbol(t2, "m", cfg, s2, sizeof s2);
+	CHECK(strcmp(se, s2) != 0);
+
+	char *dir = path_in(tmpdir, "options");
+	kt_emit_opts eo = {.name = "opt", .outdir = dir};
+	CHECK(kt_emit(t2, &eo, &err) == 0);
+	char *text = slurp(dir, "kt_opt.json");
+	cJSON *m = text ? cJSON_Parse(text) : NULL;
+	CHECK(m != NULL);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "options"), "LSE")), "base2");
+	cJSON_Delete(m);
+	free(text);
+	rm_rf(dir);
+	free(dir);
+	kt_tmpl_free(te);
+	kt_tmpl_free(t2);
+	kt_buf_free(&diags);
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof tmpdir, "%s/kt_test_emit.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -350,6 +410,7 @@ int main(void)
 		test_variant_text(t);
 		test_no_shapes(t);
 	}
+	test_options();
 	kt_tmpl_free(t);
 	char *out = path_in(tmpdir, "out");
 	rm_rf(out);

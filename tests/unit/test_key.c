@@ -211,6 +211,34 @@ static void test_space_fields(void)
 	}
 }
 
+/* An option is a field after the type symbols: the caller's choice alone changes the key; a
+ * template without options has no such field (its keys are as they were before options). */
+static void test_option_field(const char *base_hex)
+{
+	kt_buf src = {0}, f0 = {0}, f1 = {0}, fb = {0};
+	kt_buf_puts(&src, "// @kt option    LSE in natural, base2\n");
+	kt_buf_puts(&src, base_src);
+	struct input in = base();
+	in.dir = "o";
+	in.src = src.data;
+	char h0[KT_KEY_HEX], h1[KT_KEY_HEX], hb[KT_KEY_HEX];
+	CHECK(key_of(&in, h0, &f0) == 0);
+	CHECK(strstr(kt_buf_str(&f0), "\ntype.T=float\noption.LSE=natural\nshape=n=4096\n") != NULL);
+	in.type = "LSE=base2";
+	CHECK(key_of(&in, h1, &f1) == 0);
+	CHECK(strstr(kt_buf_str(&f1), "\noption.LSE=base2\n") != NULL);
+	CHECK(strcmp(h0, h1) != 0);
+	in = base();
+	in.dir = "o";
+	CHECK(key_of(&in, hb, &fb) == 0);
+	CHECK_STR(hb, base_hex);
+	CHECK(strstr(kt_buf_str(&fb), "option.") == NULL);
+	kt_buf_free(&src);
+	kt_buf_free(&f0);
+	kt_buf_free(&f1);
+	kt_buf_free(&fb);
+}
+
 static void test_escape(void)
 {
 	kt_buf b = {0};
@@ -293,6 +321,7 @@ int main(void)
 	test_stable(base_hex);
 	test_sensitive(base_hex);
 	test_space_fields();
+	test_option_field(base_hex);
 	test_escape();
 	test_compiler();
 	if (check_failed == 0)

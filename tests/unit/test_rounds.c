@@ -206,5 +206,6 @@ int main(void)
 	test_builtin(t, &g, a);
 	test_llm(t, &g, b);
 	kt_tmpl_free(t);
+	kt_remove_tree(dir);
 	return check_done();
 }

@@ -457,6 +457,92 @@ static void test_flops_unit(void)
 	CHECK_STR(kt_flops_units[KT_FLOPS_TENSOR], "tensor");
 }
 
+/* Options: declared with their choices and default; the caller's choice (through the same list as
+ * type choices) picks one; a wrong choice, a name that is neither a type symbol nor an option, an
+ * option in an expression and a second declaration of its name are errors at the right place. */
+static void test_options(void)
+{
+	static const char src[] =
+		"// @kt kernel k\n// @kt shape rows\n// @kt type T in half, float\n"
+		"// @kt option LSE in natural, base2\n"
+		"// @kt option  MODE in a, b, c default b\n"
+		"// @kt param BLOCK in 64, 128\n// @kt grid rows\n// @kt block BLOCK\n"
+		"// @kt arg x T[rows] in\n// @kt arg rows int = rows\n__global__ void k(const T *x, int rows) {}\n";
+	kt_buf diags = {0};
+	kt_err err = {0};
+	kt_tmpl *t = kt_tmpl_parse_text("o.cu.tmpl", src, strlen(src), NULL, &diags, &err);
+	CHECK(t != NULL);
+	CHECK_STR(kt_buf_str(&diags), "");
+	if (t) {
+		CHECK_INT(t->noptions, 2);
+		CHECK_STR(t->options[0].name, "LSE");
+		CHECK_INT(t->options[0].nchoices, 2);
+		CHECK_STR(t->options[0].choices[0], "natural");
+		CHECK_STR(t->options[0].choices[1], "base2");
+		CHECK_INT(t->options[0].chosen, 0); /* the first, without a default */
+		CHECK_INT(t->options[0].loc.line, 4);
+		CHECK_INT(t->options[0].loc.col, 15);
+		CHECK_INT(t->options[1].nchoices, 3);
+		CHECK_INT(t->options[1].chosen, 1);
+		CHECK_INT(t->nparams, 1); /* not tuned: no parameter, no slot */
+		CHECK_INT(t->scope.n, 2);
+	}
+	kt_tmpl_free(t);
+
+	const char *choices[] = {"LSE=base2", "T=float", "MODE=c"};
+	kt_tmpl_opts opts = {.types = choices, .ntypes = 3};
+	t = kt_tmpl_parse_text("o.cu.tmpl", src, strlen(src), &opts, &diags, &err);
+	CHECK(t != NULL);
+	if (t) {
+		CHECK_INT(t->options[0].chosen, 1);
+		CHECK_INT(t->options[1].chosen, 2);
+		CHECK_INT(t->types[0].chosen, KT_F32);
+		CHECK_INT(t->args[0].type, KT_F32);
+	}
+	kt_tmpl_free(t);
+
+	static const struct {
+		const char *choice, *diag;
+	} bad[] = {
+		{"LSE=base10", "o.cu.tmpl:4:15: error: option choice 'LSE=base10': 'base10' is not one of the choices listed for 'LSE'; did you mean 'base2'?\n"
+			       "// @kt option LSE in natural, base2\n"
+			       "              ^\n"},
+		{"MODE=zzzz", "o.cu.tmpl:5:16: error: option choice 'MODE=zzzz': 'zzzz' is not one of the choices listed for 'MODE' (expected one of: a, b, c)\n"
+			      "// @kt option  MODE in a, b, c default b\n"
+			      "               ^\n"},
+		{"LES=base2", "o.cu.tmpl:1:1: error: choice 'LES=base2' names no type symbol or option of this template (expected NAME=VALUE with NAME one of: T, LSE, MODE)\n"
+			      "// @kt kernel k\n"
+			      "^\n"},
+		{"BLOCK=64", "o.cu.tmpl:1:1: error: choice 'BLOCK=64' names no type symbol or option of this template (expected NAME=VALUE with NAME one of: T, LSE, MODE)\n"
+			     "// @kt kernel k\n"
+			     "^\n"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		kt_tmpl_opts o = {.types = &bad[i].choice, .ntypes = 1};
+		kt_buf_reset(&diags);
+		CHECK(kt_tmpl_parse_text("o.cu.tmpl", src, strlen(src), &o, &diags, &err) == NULL);
+		CHECK_STR(kt_buf_str(&diags), bad[i].diag);
+	}
+
+	/* In a constraint (where the compile target is a constant) as anywhere else: an error. */
+	static const char in_req[] =
+		"// @kt kernel k\n// @kt shape rows\n// @kt option LSE in natural, base2\n// @kt param BLOCK in 64, 128\n"
+		"// @kt require LSE == \"base2\" || BLOCK == 64\n// @kt grid rows\n// @kt block BLOCK\n"
+		"// @kt arg rows int = rows\n// @kt option BLOCK in x, y\n__global__ void k(int rows) {}\n";
+	kt_buf_reset(&diags);
+	CHECK(kt_tmpl_parse_text("r.cu.tmpl", in_req, strlen(in_req), NULL, &diags, &err) == NULL);
+	CHECK_STR(kt_buf_str(&diags),
+		  "r.cu.tmpl:5:16: error: 'LSE' is an option, fixed by the caller: the code sees it as macros (#if NAME_IS_<choice>), "
+		  "expressions cannot use it\n"
+		  "// @kt require LSE == \"base2\" || BLOCK == 64\n"
+		  "               ^\n"
+		  "r.cu.tmpl:9:15: error: 'BLOCK' is already declared (first declared at line 4)\n"
+		  "// @kt option BLOCK in x, y\n"
+		  "              ^\n");
+	CHECK_STR(err.msg, "r.cu.tmpl: 2 errors");
+	kt_buf_free(&diags);
+}
+
 /* The complete example of docs/template-language.md parses (the reference stays true). */
 static void test_doc_example(void)
 {
@@ -544,6 +630,7 @@ int main(void)
 	test_includes();
 	test_diagnostics();
 	test_flops_unit();
+	test_options();
 	test_doc_example();
 	test_target();
 	return check_done();

@@ -21,6 +21,7 @@ static const char seed[] =
 	"// @kt reference k_ref grid rows block 128 smem 4 * hidden\n"
 	"// @kt shape     rows hidden\n"
 	"// @kt type      T in half, bfloat16 default half\n"
+	"// @kt option    LSE in natural, base2 default base2\n"
 	"// @kt param     BLOCK in 32..1024 pow2 default 256\n"
 	"// @kt param     VEC in 1, 2, 4, 8 default 4\n"
 	"// @kt param     STEP in 0..12 step 4\n"

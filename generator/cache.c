@@ -562,9 +562,13 @@ void kt_cache_ceilings_store(kt_cache *c, const kt_gpu_id *id, const kt_ceilings
 	cJSON *doc = cJSON_CreateObject();
 	cJSON_AddNumberToObject(doc, "format", KT_KEY_FORMAT);
 	cJSON_AddStringToObject(doc, "gpu", ident.data);
-	cJSON_AddNumberToObject(doc, "bw_gbs", in->bw_gbs);
-	cJSON_AddNumberToObject(doc, "gflops", in->gflops);
-	cJSON_AddNumberToObject(doc, "tensor_gflops", in->tensor_gflops);
+	const struct {
+		const char *name;
+		double v;
+	} kept[] = {{"bw_gbs", in->bw_gbs}, {"gflops", in->gflops}, {"tensor_gflops", in->tensor_gflops}};
+	for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
+		if (kept[i].v > 0) /* only what was measured */
+			cJSON_AddNumberToObject(doc, kept[i].name, kept[i].v);
 	char *text = kt_json_text(doc, 1);
 	kt_err e = {0};
 	if (kt_mkdirs(dir, &e) != 0 || kt_write_atomic(path, text, strlen(text), &e) != 0)

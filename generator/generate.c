@@ -13,6 +13,7 @@
 
 #include "cache.h"
 #include "emit.h"
+#include "proc.h"
 #include "provenance.h"
 #include "report.h"
 #include "rounds.h"
@@ -427,7 +428,20 @@ static int tune_misses(run *rn, kt_err *err)
 	const kt_planner *pl = n ? planner(o, &ap, &seam, &pe) : NULL;
 	int rounds = o->rounds > 0 ? o->rounds : KT_GENERATE_ROUNDS;
 	kt_err te = {0};
+	kt_tune_stats st = {0};
+	to.stats = &st;
+	double t0 = kt_now();
 	int rc = n ? kt_rounds_run(tasks, n, &to, pl, pl ? rounds : 1, &te) : 0;
+	double secs = kt_now() - t0;
+	size_t evals = 0;
+	for (size_t m = 0; m < n; m++)
+		for (int k = 0; k < tasks[m].out.n; k++)
+			evals += tasks[m].out.v[k].result.nevals;
+	if (n && rc == 0)
+		note(o, "kt: tuned %zu shape%s in %.1f s: %zu evaluations (%.0f/s), %d variants compiled (%d reused at "
+			"another shape), %d raced; measuring %.1f s, waiting for nvcc %.1f s, setup %.1f s",
+		     n, n == 1 ? "" : "s", secs, evals, secs > 0 ? (double)evals / secs : 0.0, st.compiled, st.reused,
+		     st.raced, st.measure_s, st.compile_wait_s, st.setup_s);
 	if (n && rc == 0 && c0)
 		kt_cache_ceilings_store(c0, &rn->g[tg[0]].target.id, &ceil);
 	for (size_t m = 0; m < n; m++) {

@@ -10,6 +10,7 @@
 
 #include "cusrc.h"
 #include "json.h"
+#include "key.h"
 #include "space.h"
 
 enum { MAX_ROUNDS = 20, SHOW_MAX = 200 /* bytes of a plan's or a note's line that kt cache show prints */ };
@@ -23,12 +24,13 @@ typedef struct round_dirs {
 	int nfiles;
 } round_dirs;
 
-static int dirs_open(round_dirs *d, const kt_rounds_task *tasks, size_t n, const kt_tune_opts *o, kt_err *err)
+/* Opens the rounds' directory; orig[i] is task i's original template. */
+static int dirs_open(round_dirs *d, const kt_tmpl *const *orig, size_t n, const kt_tune_opts *o, kt_err *err)
 {
 	*d = (round_dirs){0};
 	d->orig_dirs = kt_xcalloc(n + 1, sizeof *d->orig_dirs);
 	for (size_t i = 0; i < n; i++)
-		d->orig_dirs[i] = kt_path_dir(tasks[i].p.tmpl->path);
+		d->orig_dirs[i] = kt_path_dir(orig[i]->path);
 	if (o->workdir) {
 		d->base = kt_path_join(o->workdir, "rounds");
 		return kt_mkdirs(d->base, err);
@@ -51,40 +53,58 @@ static void dirs_close(round_dirs *d, size_t n)
 	free(d->base);
 }
 
-/* Writes round k's template text (of task i) and parses it from there; NULL with why in note. */
+/* Parses a round's template written at path, with the original t's type choices and target; its
+ * local headers are the original's (in orig_dir: nvcc finds them through -I).  NULL with why in
+ * note. */
+static kt_tmpl *parse_round(const char *path, const kt_tmpl *t, const char *orig_dir, int k, kt_buf *note)
+{
+	const char *base = strrchr(t->path, '/') ? strrchr(t->path, '/') + 1 : t->path;
+	kt_buf tv = {0}; /* "T=half\n...": the choices t was parsed with */
+	kt_tmpl_format_choices(t, '\n', &tv);
+	const char **types = kt_xcalloc(tv.len + 1, sizeof *types);
+	int ntypes = 0;
+	for (char *save = NULL, *w = tv.len ? strtok_r(tv.data, "\n", &save) : NULL; w; w = strtok_r(NULL, "\n", &save))
+		types[ntypes++] = w;
+	kt_tmpl_opts to = {types, ntypes, t->arch[0] ? t->arch : NULL};
+	kt_buf diags = {0};
+	kt_err perr = {0};
+	kt_tmpl *n = kt_tmpl_parse(path, &to, &diags, &perr);
+	if (n) {
+		char *as = kt_path_join(orig_dir, base);
+		const char **inc;
+		n->nincludes = kt_cusrc_includes(n->arena, as, n->src, n->srclen, &inc);
+		n->includes = inc;
+		free(as);
+	} else {
+		kt_buf_printf(note, "the template of round %d does not parse:\n%s", k, diags.len ? kt_buf_str(&diags) : perr.msg);
+	}
+	kt_buf_free(&diags);
+	kt_buf_free(&tv);
+	free(types);
+	return n;
+}
+
+/* Writes a round's template text under a directory named by its hash (problems whose plans gave
+ * the same text share one file, and so their compiled variants), and parses it.  NULL with why
+ * in note. */
 static kt_tmpl *round_tmpl(round_dirs *d, const kt_tmpl *t, int i, int k, const char *text, kt_buf *note, kt_err *err)
 {
 	const char *base = strrchr(t->path, '/') ? strrchr(t->path, '/') + 1 : t->path;
+	char hex[KT_KEY_HEX];
+	kt_key_of_fields(text, strlen(text), hex);
 	kt_buf dir = {0};
-	kt_buf_printf(&dir, "%s/task-%d-round-%d", d->base, i, k);
+	kt_buf_printf(&dir, "%s/round-%.16s", d->base, hex);
 	char *path = kt_path_join(kt_buf_str(&dir), base);
 	kt_tmpl *n = NULL;
 	if (kt_mkdirs(kt_buf_str(&dir), err) == 0 && kt_write_atomic(path, text, strlen(text), err) == 0) {
-		d->files = kt_xrealloc(d->files, (size_t)(d->nfiles + 1) * sizeof *d->files);
-		d->files[d->nfiles++] = kt_xstrdup(path);
-		kt_buf tv = {0}; /* "T=half\n...": the choices t was parsed with */
-		kt_tmpl_format_choices(t, '\n', &tv);
-		const char **types = kt_xcalloc(tv.len + 1, sizeof *types);
-		int ntypes = 0;
-		for (char *save = NULL, *w = tv.len ? strtok_r(tv.data, "\n", &save) : NULL; w; w = strtok_r(NULL, "\n", &save))
-			types[ntypes++] = w;
-		kt_tmpl_opts to = {types, ntypes, t->arch[0] ? t->arch : NULL};
-		kt_buf diags = {0};
-		kt_err perr = {0};
-		n = kt_tmpl_parse(path, &to, &diags, &perr);
-		if (n) { /* its local headers are the original's: nvcc finds them through -I<original's directory> */
-			char *as = kt_path_join(d->orig_dirs[i], base);
-			const char **inc;
-			n->nincludes = kt_cusrc_includes(n->arena, as, n->src, n->srclen, &inc);
-			n->includes = inc;
-			free(as);
+		int seen = 0;
+		for (int f = 0; f < d->nfiles && !seen; f++)
+			seen = !strcmp(d->files[f], path);
+		if (!seen) {
+			d->files = kt_xrealloc(d->files, (size_t)(d->nfiles + 1) * sizeof *d->files);
+			d->files[d->nfiles++] = kt_xstrdup(path);
 		}
-		if (!n)
-			kt_buf_printf(note, "the template of round %d does not parse:\n%s", k,
-				      diags.len ? kt_buf_str(&diags) : perr.msg);
-		kt_buf_free(&diags);
-		kt_buf_free(&tv);
-		free(types);
+		n = parse_round(path, t, d->orig_dirs[i], k, note);
 	} else {
 		kt_buf_printf(note, "round %d: %s", k, err->msg);
 	}
@@ -93,16 +113,55 @@ static kt_tmpl *round_tmpl(round_dirs *d, const kt_tmpl *t, int i, int k, const 
 	return n;
 }
 
-/* Asks the planner after a round of problem p and returns the next template's text, or NULL
- * (no further round; note says why). */
-static char *plan_next(const kt_planner *pl, const kt_problem *p, kt_round *rd, kt_buf *note)
+/* An extension that did not compile: a parameter's new value all of whose variants failed to
+ * compile, for one original template; the planner is not followed there again in this run. */
+typedef struct nocompile {
+	const kt_tmpl *t0;
+	char param[64];
+	int64_t value;
+	char where[128]; /* the problem that found it */
+} nocompile;
+
+typedef struct memory {
+	nocompile *v;
+	size_t n;
+} memory;
+
+/* Drops the extensions that did not compile for t0 elsewhere in this run; notes each. */
+static void drop_known_failures(const memory *m, const kt_tmpl *t0, const kt_tmpl *t, kt_plan *plan, kt_buf *note)
+{
+	size_t keep = 0;
+	for (size_t i = 0; i < plan->n; i++) {
+		const kt_proposal *q = &plan->props[i];
+		const nocompile *hit = NULL;
+		for (size_t j = 0; j < m->n && !hit && q->kind == KT_PROP_EXTEND; j++)
+			if (m->v[j].t0 == t0 && m->v[j].value == q->value && !strcmp(m->v[j].param, t->params[q->param].name))
+				hit = &m->v[j];
+		if (hit) {
+			kt_buf_printf(note, "not extending %s with %lld: it did not compile at %s\n", hit->param,
+				      (long long)hit->value, hit->where);
+			free(plan->props[i].require);
+		} else {
+			plan->props[keep++] = plan->props[i];
+		}
+	}
+	plan->n = keep;
+}
+
+/* Asks the planner after a round of problem p (of original template t0) and returns the next
+ * template's text, or NULL (no further round; note says why). */
+static char *plan_next(const kt_planner *pl, const kt_problem *p, const kt_tmpl *t0, const memory *m, kt_round *rd,
+		       kt_buf *note)
 {
 	kt_plan plan = {0};
 	char *revision = NULL;
 	kt_buf tr = {0}, text = {0}, fmt = {0};
 	kt_err e = {0};
 	char *next = NULL;
-	if (pl->plan(pl->ctx, p, &rd->result, &plan, &revision, note, &tr, &e)) {
+	int failed = pl->plan(pl->ctx, p, &rd->result, &plan, &revision, note, &tr, &e);
+	if (!failed)
+		drop_known_failures(m, t0, p->tmpl, &plan, note);
+	if (failed) {
 		kt_buf_printf(note, "the planner failed: %s", e.msg);
 	} else if (revision) {
 		next = revision;
@@ -156,6 +215,8 @@ static int has_news(const kt_tmpl *t, const kt_tmpl *n, const int64_t *shape, in
  * -I<original's directory>), what it measured so far. */
 typedef struct rtask {
 	kt_rounds_task *rt;
+	kt_tune_task tt[MAX_ROUNDS]; /* round k's task of the batch */
+	kt_buf label[MAX_ROUNDS];
 	kt_toolchain tc;
 	kt_buf inc;           /* "-I<dir> " + the original flags */
 	const kt_tmpl *cur;   /* the template of the round being tuned */
@@ -190,7 +251,7 @@ static void collect_known(rtask *r, const kt_tmpl *n)
 
 /* After round k of task i: plans, and when there is a reason, parses the next round's template
  * into a new round.  1 when task i tunes again. */
-static int next_round(round_dirs *d, rtask *r, int i, int k, const kt_planner *pl)
+static int next_round(round_dirs *d, rtask *r, int i, int k, const kt_planner *pl, const memory *m)
 {
 	kt_rounds *out = &r->rt->out;
 	kt_round *rd = &out->v[out->n - 1];
@@ -198,7 +259,7 @@ static int next_round(round_dirs *d, rtask *r, int i, int k, const kt_planner *p
 	p.tmpl = r->cur;
 	kt_buf note = {0};
 	kt_err e = {0};
-	char *text = plan_next(pl, &p, rd, &note);
+	char *text = plan_next(pl, &p, out->t0, m, rd, &note);
 	kt_tmpl *n = text ? round_tmpl(d, out->t0, i, k + 1, text, &note, &e) : NULL;
 	int revised = text && rd->plan && !strncmp(rd->plan, "revise", 6);
 	if (n && !has_news(r->cur, n, p.shape, revised)) {
@@ -224,6 +285,122 @@ static int next_round(round_dirs *d, rtask *r, int i, int k, const kt_planner *p
 	return 1;
 }
 
+/* The rounds of a batch: what the tuner's `next` hook needs. */
+typedef struct rounds_run {
+	rtask *rs;
+	kt_tune_task *batch; /* round 0 of each, as the batch holds it */
+	size_t n;
+	const kt_tune_opts *o;
+	const kt_planner *pl;
+	int rounds;
+	round_dirs d;
+	int dirs_open;
+	kt_err err;
+	memory mem;          /* extensions that did not compile */
+	kt_tmpl **shared;    /* the rounds' templates as tuned: one per file, shared by the problems */
+	size_t nshared;
+} rounds_run;
+
+/* The template of round file path as the tuner sees it: one parse per file, so that problems
+ * whose plans gave the same text share its compiled variants. */
+static const kt_tmpl *shared_tmpl(rounds_run *run, const kt_tmpl *cur, const kt_tmpl *t0, size_t i, int k)
+{
+	for (size_t j = 0; j < run->nshared; j++)
+		if (!strcmp(run->shared[j]->path, cur->path))
+			return run->shared[j];
+	kt_buf note = {0};
+	kt_tmpl *t = parse_round(cur->path, t0, run->d.orig_dirs[i], k, &note);
+	kt_buf_free(&note);
+	if (!t)
+		return cur; /* it parsed a moment ago: not reached */
+	run->shared = kt_xrealloc(run->shared, (run->nshared + 1) * sizeof *run->shared);
+	return run->shared[run->nshared++] = t;
+}
+
+/* After round k (>= 1) of r: the values its template added that never compiled go to memory. */
+static void learn(rounds_run *run, rtask *r, int k)
+{
+	const kt_rounds *out = &r->rt->out;
+	const kt_tmpl *cur = out->v[k].tmpl, *prev = k > 1 ? out->v[k - 1].tmpl : out->t0;
+	const kt_tune_result *res = &out->v[k].result;
+	for (int p = 0; cur && p < cur->nparams; p++) {
+		const kt_param *cp = &cur->params[p], *pp = NULL;
+		for (int q = 0; q < prev->nparams && !pp; q++)
+			if (!strcmp(prev->params[q].name, cp->name))
+				pp = &prev->params[q];
+		if (!pp || cp->type != KT_PINT || pp->type != KT_PINT)
+			continue;
+		for (int v = 0; v < cp->nvals; v++) {
+			int old = 0;
+			for (int w = 0; w < pp->nvals && !old; w++)
+				old = pp->vals[w] == cp->vals[v];
+			size_t seen = 0, failed = 0;
+			for (size_t i = 0; !old && i < res->nevals; i++)
+				if (res->evals[i].cfg[p] == v) {
+					seen++;
+					failed += res->evals[i].status == KT_COMPILE_FAILED;
+				}
+			if (old || !seen || failed < seen)
+				continue;
+			run->mem.v = kt_xrealloc(run->mem.v, (run->mem.n + 1) * sizeof *run->mem.v);
+			nocompile *nc = &run->mem.v[run->mem.n++];
+			*nc = (nocompile){.t0 = out->t0, .value = cp->vals[v]};
+			snprintf(nc->param, sizeof nc->param, "%s", cp->name);
+			snprintf(nc->where, sizeof nc->where, "%s", r->rt->label ? r->rt->label : "another shape");
+		}
+	}
+}
+
+/* The task of round k + 1 of rtask r (its template r->cur): tuned with -I<the original's directory>,
+ * starting from what the earlier rounds measured. */
+static kt_tune_task *round_task(rounds_run *run, rtask *r, size_t i, int k)
+{
+	kt_buf_reset(&r->inc);
+	kt_buf_printf(&r->inc, "-I%s %s", run->d.orig_dirs[i], r->rt->p.tc->flags ? r->rt->p.tc->flags : "");
+	r->tc = *r->rt->p.tc;
+	r->tc.flags = kt_buf_str(&r->inc);
+	kt_buf_printf(&r->label[k + 1], "%s, round %d", r->rt->label ? r->rt->label : r->rt->p.tmpl->kernel, k + 1);
+	kt_tune_task *t = &r->tt[k + 1];
+	*t = (kt_tune_task){.p = r->rt->p, .label = kt_buf_str(&r->label[k + 1]), .progress = r->rt->progress,
+			    .known = r->known, .known_us = r->known_us, .nknown = r->nknown};
+	t->p.tmpl = shared_tmpl(run, r->cur, r->rt->p.tmpl, i, k + 1);
+	t->p.tc = &r->tc;
+	return t;
+}
+
+/* The tuner's hook: round k of a problem is done; its result is the round's; the planner may
+ * give the next round, tuned in the same pipeline. */
+static kt_tune_task *on_done(void *ctx, kt_tune_task *done)
+{
+	rounds_run *run = ctx;
+	for (size_t i = 0; i < run->n; i++) {
+		rtask *r = &run->rs[i];
+		kt_rounds *out = &r->rt->out;
+		int k = out->n - 1;
+		if (done != (k == 0 ? &run->batch[i] : &r->tt[k]))
+			continue;
+		out->v[k].result = done->out;
+		memset(&done->out, 0, sizeof done->out);
+		done->out.best = -1;
+		if (k > 0)
+			learn(run, r, k);
+		if (k + 1 >= run->rounds)
+			return NULL;
+		if (!run->dirs_open) {
+			const kt_tmpl **orig = kt_xcalloc(run->n + 1, sizeof *orig);
+			for (size_t j = 0; j < run->n; j++)
+				orig[j] = run->rs[j].rt->p.tmpl;
+			int rc = dirs_open(&run->d, orig, run->n, run->o, &run->err);
+			free(orig);
+			if (rc != 0)
+				return NULL; /* no work directory for the rounds' templates: no further round */
+			run->dirs_open = 1;
+		}
+		return next_round(&run->d, r, (int)i, k, run->pl, &run->mem) ? round_task(run, r, i, k) : NULL;
+	}
+	return NULL;
+}
+
 int kt_rounds_run(kt_rounds_task *tasks, size_t n, const kt_tune_opts *o, const kt_planner *pl, int rounds,
 		  kt_err *err)
 {
@@ -231,85 +408,65 @@ int kt_rounds_run(kt_rounds_task *tasks, size_t n, const kt_tune_opts *o, const 
 		rounds = 1;
 	if (rounds > MAX_ROUNDS)
 		rounds = MAX_ROUNDS;
-	rtask *rs = kt_xcalloc(n + 1, sizeof *rs);
-	kt_tune_task *tt = kt_xcalloc(n + 1, sizeof *tt);
-	int *idx = kt_xcalloc(n + 1, sizeof *idx);
-	round_dirs d = {0};
-	int rc = 0;
+	rounds_run run = {.rs = kt_xcalloc(n + 1, sizeof *run.rs), .n = n, .o = o, .pl = pl, .rounds = rounds};
+	kt_tune_task *batch = run.batch = kt_xcalloc(n + 1, sizeof *batch);
 	for (size_t i = 0; i < n; i++) {
 		kt_rounds_task *t = &tasks[i];
+		rtask *r = &run.rs[i];
 		t->out = (kt_rounds){0, kt_xcalloc(MAX_ROUNDS, sizeof(kt_round)), -1, t->p.tmpl};
 		t->out.v[0] = (kt_round){.tmpl_text = kt_xstrdup(t->p.tmpl->src)};
 		t->out.v[0].result.best = -1;
 		t->out.n = 1;
 		t->rc = 0;
-		rs[i] = (rtask){.rt = t, .cur = t->p.tmpl};
+		r->rt = t;
+		r->cur = t->p.tmpl;
+		r->tt[0] = (kt_tune_task){.p = t->p, .label = t->label, .progress = t->progress, .seeds = t->seeds,
+					  .nseeds = t->nseeds};
 	}
-	for (int k = 0; k < rounds && rc == 0; k++) {
-		size_t m = 0; /* the tasks tuned in this round */
-		for (size_t i = 0; i < n; i++) {
-			rtask *r = &rs[i];
-			if (r->rt->rc || r->rt->out.n != k + 1)
-				continue;
-			tt[m] = (kt_tune_task){.p = r->rt->p, .label = r->rt->label, .progress = r->rt->progress};
-			tt[m].p.tmpl = r->cur;
-			if (k == 0) {
-				tt[m].seeds = r->rt->seeds;
-				tt[m].nseeds = r->rt->nseeds;
-			} else {
-				kt_buf_reset(&r->inc);
-				kt_buf_printf(&r->inc, "-I%s %s", d.orig_dirs[i], r->rt->p.tc->flags ? r->rt->p.tc->flags : "");
-				r->tc = *r->rt->p.tc;
-				r->tc.flags = kt_buf_str(&r->inc);
-				tt[m].p.tc = &r->tc;
-				tt[m].known = r->known;
-				tt[m].known_us = r->known_us;
-				tt[m].nknown = r->nknown;
-			}
-			idx[m++] = (int)i;
-		}
-		if (!m)
-			break;
-		rc = kt_tune_batch(tt, m, o, err);
-		for (size_t j = 0; j < m; j++) {
-			kt_rounds_task *t = rs[idx[j]].rt;
-			kt_round *rd = &t->out.v[k];
-			rd->result = tt[j].out;
-			if (tt[j].rc && k == 0) {
-				t->rc = -1;
-				t->err = tt[j].err;
-			} else if (tt[j].rc) {
-				kt_buf note = {0};
-				kt_buf_printf(&note, "round %d could not be tuned: %s", k, tt[j].err.msg);
-				free(rd->note);
-				rd->note = kt_buf_detach(&note);
-			}
-		}
-		if (rc || k + 1 == rounds)
-			break;
-		if (!d.base && dirs_open(&d, tasks, n, o, err) != 0) {
-			rc = -1;
-			break;
-		}
-		for (size_t j = 0; j < m; j++)
-			if (!tt[j].rc)
-				next_round(&d, &rs[idx[j]], idx[j], k, pl);
-	}
+	/* The batch's own array holds round 0; later rounds come through the hook. */
+	kt_tune_opts ro = *o;
+	ro.next = on_done;
+	ro.next_ctx = &run;
+	for (size_t i = 0; i < n; i++)
+		batch[i] = run.rs[i].tt[0];
+	int rc = kt_tune_batch(batch, n, &ro, err);
 	for (size_t i = 0; i < n; i++) {
-		kt_rounds *out = &tasks[i].out;
+		rtask *r = &run.rs[i];
+		r->tt[0] = batch[i]; /* round 0 ran in the batch's array */
+		kt_rounds *out = &r->rt->out;
+		for (int k = 0; k < out->n; k++) {
+			kt_tune_task *t = k == 0 ? &batch[i] : &r->tt[k];
+			if (t->out.evals || t->out.nevals) /* not taken by the hook (the batch ended) */
+				out->v[k].result = t->out;
+			if (t->rc && k == 0) {
+				r->rt->rc = -1;
+				r->rt->err = rc ? *err : t->err;
+			} else if (t->rc) {
+				kt_buf note = {0};
+				kt_buf_printf(&note, "round %d could not be tuned: %s", k, t->err.msg);
+				free(out->v[k].note);
+				out->v[k].note = kt_buf_detach(&note);
+			}
+		}
 		for (int k = 0; k < out->n; k++) {
 			double tk = best_time(&out->v[k]);
 			if (tk >= 0 && (out->best < 0 || tk < best_time(&out->v[out->best])))
 				out->best = k;
 		}
-		kt_buf_free(&rs[i].inc);
-		free(rs[i].known);
-		free(rs[i].known_us);
+		kt_buf_free(&r->inc);
+		for (int k = 0; k < MAX_ROUNDS; k++)
+			kt_buf_free(&r->label[k]);
+		free(r->known);
+		free(r->known_us);
 	}
-	dirs_close(&d, n);
-	free(rs);
-	free(tt);
-	free(idx);
+	if (run.dirs_open)
+		dirs_close(&run.d, n);
+	for (size_t j = 0; j < run.nshared; j++)
+		kt_tmpl_free(run.shared[j]);
+	free(run.shared);
+	free(run.mem.v);
+	free(run.rs);
+	free(batch);
 	return rc;
 }
 

@@ -101,7 +101,8 @@ static int by_distance(const void *a, const void *b)
 size_t kt_transfer_pick(const kt_problem *p, kt_seed_source *src, size_t nsrc, uint16_t *seeds)
 {
 	size_t np = (size_t)(p->tmpl->nparams ? p->tmpl->nparams : 1), n = 0;
-	qsort(src, nsrc, sizeof *src, by_distance);
+	if (nsrc)
+		qsort(src, nsrc, sizeof *src, by_distance);
 	size_t use = nsrc < KT_TRANSFER_RECORDS ? nsrc : KT_TRANSFER_RECORDS;
 	for (size_t rank = 0; rank < KT_TRANSFER_PER_RECORD && n < KT_TRANSFER_SEEDS; rank++)
 		for (size_t s = 0; s < use && n < KT_TRANSFER_SEEDS; s++) {

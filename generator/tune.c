@@ -81,7 +81,7 @@ typedef struct idlist {
 	size_t n, cap;
 } idlist;
 
-enum { T_SETUP, T_ASKING, T_DRAINING, T_DONE, T_FAILED };
+enum { T_SETUP, T_STARTING, T_ASKING, T_DRAINING, T_DONE, T_FAILED };
 
 typedef struct task {
 	kt_tune_task *tt;
@@ -91,7 +91,7 @@ typedef struct task {
 	int group;
 	char id[24];      /* the workers' name for the problem */
 	int state;
-	kt_space space;
+	kt_space *space;  /* its own allocation: the search points at it while tasks move */
 	kt_search *search;
 	long *ev_of;      /* per space index: its eval, PENDING, or -1 */
 	unsigned char *asked;
@@ -107,12 +107,15 @@ typedef struct task {
 } task;
 
 typedef struct tuner {
-	task *tasks;
+	task *tasks;      /* grows while the batch runs (a next round): hold indices, not pointers, across that */
 	size_t ntasks;
+	kt_tune_task **pending; /* tasks to add at the top of the next turn of the loop */
+	size_t npending;
+	int closing;      /* the batch is ending: no task is added any more */
 	const kt_tune_opts *o;
 	kt_gpu_info info;
 	kt_target target;
-	group *groups;
+	group **groups;   /* each allocated alone: units point at their compiler */
 	int ngroups;
 	unitrec *units;
 	size_t nunits, capunits;
@@ -247,7 +250,7 @@ static long unit_add(tuner *tu)
 static long unit_of(tuner *tu, int k, const uint16_t *cfg)
 {
 	const task *ta = &tu->tasks[k];
-	group *g = &tu->groups[ta->group];
+	group *g = tu->groups[ta->group];
 	char sym[150], name[160];
 	kt_emit_symbol(ta->t, ta->t->kernel, cfg, sym, sizeof sym);
 	snprintf(name, sizeof name, "%s_g%d", sym, ta->group);
@@ -287,15 +290,14 @@ static void group_free(group *g)
 static int group_of(tuner *tu, const kt_tmpl *t, const kt_toolchain *tc, kt_err *err)
 {
 	for (int i = 0; i < tu->ngroups; i++)
-		if (tu->groups[i].t == t && tu->groups[i].tc == tc)
+		if (tu->groups[i]->t == t && tu->groups[i]->tc == tc)
 			return i;
 	const char *nvcc = tc && tc->nvcc && tc->nvcc[0] ? tc->nvcc : NULL;
 	char *abs = nvcc && strchr(nvcc, '/') ? realpath(nvcc, NULL) : NULL;
 	if (nvcc && strchr(nvcc, '/') && !abs)
 		return kt_fail(err, "the compiler %s does not exist", nvcc);
 	tu->groups = kt_xrealloc(tu->groups, (size_t)(tu->ngroups + 1) * sizeof *tu->groups);
-	group *g = &tu->groups[tu->ngroups];
-	memset(g, 0, sizeof *g);
+	group *g = tu->groups[tu->ngroups] = kt_xcalloc(1, sizeof *g);
 	g->t = t;
 	g->tc = tc;
 	g->nvcc = abs;
@@ -356,6 +358,8 @@ static void list_free(candlist *l)
 /* ---- results ------------------------------------------------------------------------------------- */
 
 static int is_active(const task *ta) { return ta->state == T_ASKING || ta->state == T_DRAINING; }
+/* Set up, or waiting for its reference to compile: it will be active. */
+static int is_coming(const task *ta) { return ta->state == T_SETUP || ta->state == T_STARTING; }
 
 static double noise(const task *ta)
 {
@@ -391,7 +395,7 @@ static kt_eval *add_eval(tuner *tu, task *ta, size_t idx, kt_status st, const ch
 	kt_eval *e = &r->evals[r->nevals];
 	memset(e, 0, sizeof *e);
 	e->cfg = kt_xmalloc((size_t)ta->t->nparams * sizeof *e->cfg + 1);
-	memcpy(e->cfg, kt_space_cfg(&ta->space, idx), (size_t)ta->t->nparams * sizeof *e->cfg);
+	memcpy(e->cfg, kt_space_cfg(ta->space, idx), (size_t)ta->t->nparams * sizeof *e->cfg);
 	e->status = st;
 	e->regs = u ? u->regs : -1;
 	e->smem_static = u ? u->smem_static : -1;
@@ -424,8 +428,8 @@ static void progress(tuner *tu)
 	for (size_t k = 0; k < tu->ntasks; k++) {
 		const task *ta = &tu->tasks[k];
 		done += ta->state == T_DONE || ta->state == T_FAILED;
-		planned += ta->space.count && tu->o->budget > 0 && (size_t)tu->o->budget < ta->space.count
-				   ? (size_t)tu->o->budget : ta->space.count;
+		size_t count = ta->space ? ta->space->count : 0;
+		planned += count && tu->o->budget > 0 && (size_t)tu->o->budget < count ? (size_t)tu->o->budget : count;
 	}
 	double best = 0, floor = 0;
 	if (tu->ntasks == 1) {
@@ -597,10 +601,17 @@ static void finish_task(tuner *tu, task *ta)
 	r->seconds = ta->charged;
 	ta->state = T_DONE;
 	kt_progress *p = ta->tt->progress;
+	if (p && ta->tt->label) /* a later round shares the progress of the first, under its own name */
+		snprintf(p->label, sizeof p->label, "%s", ta->tt->label);
 	if (p) {
 		kt_progress_clear(tu->o->progress);
 		kt_progress_done(p, r->nevals, ta->counts, r->best >= 0 ? r->evals[r->best].median_us : 0, r->floor_us,
 				 r->stop);
+	}
+	kt_tune_task *next = tu->o->next && !tu->closing ? tu->o->next(tu->o->next_ctx, ta->tt) : NULL;
+	if (next) { /* the next round of this problem: added at the top of the loop's next turn */
+		tu->pending = kt_xrealloc(tu->pending, (tu->npending + 1) * sizeof *tu->pending);
+		tu->pending[tu->npending++] = next;
 	}
 }
 
@@ -636,7 +647,7 @@ static int admit(tuner *tu, cand *c)
 	kt_val env[KT_MAX_SLOTS];
 	kt_err e = {0};
 	char why[256];
-	kt_tmpl_env(ta->t, ta->shape, kt_space_cfg(&ta->space, c->idx), env);
+	kt_tmpl_env(ta->t, ta->shape, kt_space_cfg(ta->space, c->idx), env);
 	if (kt_tmpl_launch(ta->t, env, &c->l, &e)) {
 		record_failed(tu, c, KT_OVER_LIMITS, e.msg, NULL);
 	} else if (kt_target_fits(&tu->target, &c->l, NULL, why, sizeof why)) {
@@ -675,9 +686,9 @@ static void enqueue(tuner *tu, int k, size_t idx, idlist *fresh)
 	if (!admit(tu, &c))
 		return;
 	kt_buf cfg = {0};
-	kt_tmpl_format_config(ta->t, kt_space_cfg(&ta->space, idx), &cfg);
+	kt_tmpl_format_config(ta->t, kt_space_cfg(ta->space, idx), &cfg);
 	c.config = kt_buf_detach(&cfg);
-	c.unit = unit_of(tu, k, kt_space_cfg(&ta->space, idx));
+	c.unit = unit_of(tu, k, kt_space_cfg(ta->space, idx));
 	unitrec *ur = &tu->units[c.unit];
 	if (ur->state == U_NEW) {
 		ur->state = U_COMPILING;
@@ -784,7 +795,7 @@ static int compile_finish(tuner *tu, int s, kt_err *err)
 		tu->st.packed += u[i].packed;
 		tu->st.compiled++;
 		if (u[i].unpackable) /* its template cannot share a translation unit: alone from now on */
-			tu->groups[ur->group].cc.prelude = NULL;
+			tu->groups[ur->group]->cc.prelude = NULL;
 	}
 	free(u);
 	free(tu->slot_units[s]);
@@ -843,11 +854,17 @@ static int by_task(const void *a, const void *b)
 /* Checks and times the ready candidates on the workers, grouped by problem. */
 static int measure_ready(tuner *tu, kt_err *err)
 {
-	size_t n = tu->ready.n;
-	if (!n)
+	candlist keep = {0}, go = {0}; /* a task that is starting keeps its candidates for later */
+	for (size_t i = 0; i < tu->ready.n; i++)
+		list_add(is_active(&tu->tasks[tu->ready.v[i].task]) ? &go : &keep, &tu->ready.v[i]);
+	free(tu->ready.v);
+	tu->ready = keep;
+	size_t n = go.n;
+	cand *cs = go.v;
+	if (!n) {
+		free(cs);
 		return 0;
-	cand *cs = tu->ready.v;
-	tu->ready = (candlist){0};
+	}
 	qsort(cs, n, sizeof *cs, by_task);
 	double race = tu->o->race == 0 ? KT_TUNE_RACE : tu->o->race;
 	kt_job *jobs = kt_xcalloc(n + 1, sizeof *jobs);
@@ -908,13 +925,13 @@ static int keep_only(task *ta, kt_err *err)
 	size_t np = (size_t)ta->t->nparams, n = 0;
 	uint16_t def[KT_MAX_SLOTS];
 	kt_tmpl_default_config(ta->t, def);
-	long d = find_cfg(&ta->space, (int)np, def);
+	long d = find_cfg(ta->space, (int)np, def);
 	uint16_t *keep = kt_xcalloc((tt->nonly + 1) * np + 1, sizeof *keep);
 	if (d >= 0)
 		memcpy(keep + n++ * np, def, np * sizeof *keep);
 	for (size_t j = 0; j < tt->nonly; j++) {
 		const uint16_t *want = tt->only + j * np;
-		if (find_cfg(&ta->space, (int)np, want) < 0) {
+		if (find_cfg(ta->space, (int)np, want) < 0) {
 			kt_buf cfg = {0};
 			kt_tmpl_format_config(ta->t, want, &cfg);
 			kt_fail(err, "configuration %s is not feasible at this shape", kt_buf_str(&cfg));
@@ -928,9 +945,9 @@ static int keep_only(task *ta, kt_err *err)
 		if (k == n)
 			memcpy(keep + n++ * np, want, np * sizeof *want);
 	}
-	free(ta->space.cfgs);
-	ta->space.cfgs = keep;
-	ta->space.count = n;
+	free(ta->space->cfgs);
+	ta->space->cfgs = keep;
+	ta->space->count = n;
 	return 0;
 }
 
@@ -939,36 +956,37 @@ static int task_setup(tuner *tu, task *ta, kt_err *err)
 {
 	const kt_tune_task *tt = ta->tt;
 	const kt_tune_opts *o = tu->o;
-	if (kt_space_enum(ta->t, ta->shape, &ta->space, err))
+	ta->space = kt_xcalloc(1, sizeof *ta->space);
+	if (kt_space_enum(ta->t, ta->shape, ta->space, err))
 		return -1;
-	if (!ta->space.count)
+	if (!ta->space->count)
 		return kt_fail(err, "no configuration of %s is feasible at this shape", ta->t->kernel);
 	if (tt->nonly && keep_only(ta, err))
 		return -1;
-	ta->search = kt_search_new(o->strategy, ta->t, &ta->space, o->budget, o->seed, err);
+	ta->search = kt_search_new(o->strategy, ta->t, ta->space, o->budget, o->seed, err);
 	if (!ta->search)
 		return -1;
 	int np = ta->t->nparams;
 	size_t ns = 0, *seeds = kt_xcalloc(tt->nseeds + 1, sizeof *seeds);
 	for (size_t i = 0; i < tt->nseeds; i++) {
-		long j = find_cfg(&ta->space, np, tt->seeds + i * (size_t)np);
+		long j = find_cfg(ta->space, np, tt->seeds + i * (size_t)np);
 		if (j >= 0)
 			seeds[ns++] = (size_t)j;
 	}
 	kt_search_seed(ta->search, seeds, ns);
 	free(seeds);
 	for (size_t i = 0; i < tt->nknown; i++) {
-		long j = find_cfg(&ta->space, np, tt->known + i * (size_t)np);
+		long j = find_cfg(ta->space, np, tt->known + i * (size_t)np);
 		if (j >= 0)
 			kt_search_known(ta->search, (size_t)j, tt->known_us[i]);
 	}
-	ta->ev_of = kt_xmalloc(ta->space.count * sizeof *ta->ev_of);
-	ta->asked = kt_xcalloc(ta->space.count, 1);
-	for (size_t i = 0; i < ta->space.count; i++)
+	ta->ev_of = kt_xmalloc(ta->space->count * sizeof *ta->ev_of);
+	ta->asked = kt_xcalloc(ta->space->count, 1);
+	for (size_t i = 0; i < ta->space->count; i++)
 		ta->ev_of[i] = -1;
 	uint16_t def[KT_MAX_SLOTS];
 	kt_tmpl_default_config(ta->t, def);
-	ta->def_idx = find_cfg(&ta->space, np, def);
+	ta->def_idx = find_cfg(ta->space, np, def);
 	if (ta->def_idx < 0 && !ta->t->reference)
 		return kt_fail(err, "the default configuration is infeasible at this shape and the template names no reference kernel");
 	kt_tune_result *r = ta->r;
@@ -977,7 +995,7 @@ static int task_setup(tuner *tu, task *ta, kt_err *err)
 	snprintf(r->strategy, sizeof r->strategy, "%s", kt_search_name(ta->search));
 	snprintf(r->driver, sizeof r->driver, "%s", tu->info.driver);
 	r->seed = o->seed;
-	r->budget = o->budget > 0 ? o->budget : (long)ta->space.count;
+	r->budget = o->budget > 0 ? o->budget : (long)ta->space->count;
 	return 0;
 }
 
@@ -990,14 +1008,14 @@ static void task_reference(tuner *tu, int k, idlist *fresh)
 	size_t ri = ta->def_idx >= 0 ? (size_t)ta->def_idx : 0;
 	if (ta->def_idx >= 0)
 		enqueue(tu, k, ri, fresh);
-	ta->ref_unit = unit_of(tu, k, kt_space_cfg(&ta->space, ri));
+	ta->ref_unit = unit_of(tu, k, kt_space_cfg(ta->space, ri));
 	if (tu->units[ta->ref_unit].state == U_NEW) { /* the default exceeds the device: its text serves */
 		tu->units[ta->ref_unit].state = U_COMPILING;
 		id_add(fresh, ta->ref_unit);
 	}
 	kt_val env[KT_MAX_SLOTS];
 	kt_err e = {0};
-	kt_tmpl_env(ta->t, ta->shape, kt_space_cfg(&ta->space, ri), env);
+	kt_tmpl_env(ta->t, ta->shape, kt_space_cfg(ta->space, ri), env);
 	kt_tmpl_launch(ta->t, env, &ta->ref_l, &e);
 }
 
@@ -1026,7 +1044,7 @@ static int task_start(tuner *tu, task *ta)
 			kt_buf_printf(&cmd, "ref\t%s\t%s\t%s_reference\t-", ta->id, ur->u.cubin, ur->sym);
 		} else {
 			kt_buf_printf(&cmd, "ref\t%s\t%s\t%s\t", ta->id, ur->u.cubin, ur->u.entry);
-			kt_tmpl_format_config(ta->t, kt_space_cfg(&ta->space, (size_t)ta->def_idx), &cmd);
+			kt_tmpl_format_config(ta->t, kt_space_cfg(ta->space, (size_t)ta->def_idx), &cmd);
 		}
 		rc = kt_pool_setup(tu->pool, kt_buf_str(&cmd), &reply, &e);
 		if (rc) {
@@ -1188,10 +1206,74 @@ static void drop_failed(tuner *tu, candlist *l)
 	l->n = keep;
 }
 
+/* A task is searching, or will be (a round that was added, or one that is starting). */
 static int any_active(const tuner *tu)
 {
 	for (size_t k = 0; k < tu->ntasks; k++)
-		if (is_active(&tu->tasks[k]))
+		if (is_active(&tu->tasks[k]) || is_coming(&tu->tasks[k]))
+			return 1;
+	return tu->npending > 0;
+}
+
+/* Adds task tt to the batch: its space, search and result (T_SETUP); one that cannot be tuned is
+ * failed with its reason, the others go on.  Moves tu->tasks: no task pointer may be held. */
+static void add_task(tuner *tu, kt_tune_task *tt)
+{
+	tu->tasks = kt_xrealloc(tu->tasks, (tu->ntasks + 1) * sizeof *tu->tasks);
+	size_t k = tu->ntasks++;
+	task *ta = &tu->tasks[k];
+	memset(&tt->out, 0, sizeof tt->out);
+	tt->out.best = -1;
+	tt->rc = 0;
+	tt->err = (kt_err){0};
+	*ta = (task){.tt = tt, .t = tt->p.tmpl, .shape = tt->p.shape, .r = &tt->out, .def_idx = -1, .ref_unit = -1};
+	snprintf(ta->id, sizeof ta->id, "p%zu", k);
+	kt_err e = {0};
+	int g = group_of(tu, ta->t, tt->p.tc, &e);
+	ta->group = g < 0 ? 0 : g;
+	if (g < 0 || task_setup(tu, ta, &e) != 0)
+		fail_task(ta, &e);
+	else if (ta->search)
+		kt_search_set_parallel(ta->search, 1 + (size_t)kt_compile_jobs(&tu->batchcc) / (k + 1));
+}
+
+/* The tasks added since the last turn (next rounds) join the batch; their references go to the
+ * next compile batch (fresh). */
+static void join_pending(tuner *tu, idlist *fresh)
+{
+	for (size_t i = 0; i < tu->npending; i++)
+		add_task(tu, tu->pending[i]);
+	tu->npending = 0;
+	for (size_t k = 0; k < tu->ntasks; k++)
+		if (tu->tasks[k].state == T_SETUP) {
+			task_reference(tu, (int)k, fresh);
+			tu->tasks[k].state = T_STARTING;
+		}
+}
+
+/* The tasks whose reference compiled start: defined on the workers, the reference run, the
+ * floor set; then they search. */
+static int start_ready(tuner *tu, kt_err *err)
+{
+	for (size_t k = 0; k < tu->ntasks; k++) {
+		task *ta = &tu->tasks[k];
+		if (ta->state != T_STARTING || tu->units[ta->ref_unit].state != U_DONE)
+			continue;
+		if (task_start(tu, ta) != 0)
+			continue; /* failed, with its reason */
+		if (measure_ceilings(tu, err) != 0)
+			return -1;
+		set_floor(tu, ta);
+		ta->state = T_ASKING;
+	}
+	return 0;
+}
+
+/* Something ready can be measured: a candidate of a searching task. */
+static int measurable(const tuner *tu)
+{
+	for (size_t i = 0; i < tu->ready.n; i++)
+		if (is_active(&tu->tasks[tu->ready.v[i].task]))
 			return 1;
 	return 0;
 }
@@ -1202,6 +1284,7 @@ static int refill(tuner *tu, kt_err *err)
 	if (tu->busy[tu->next_slot])
 		return 0;
 	idlist fresh = {0};
+	join_pending(tu, &fresh);
 	ask_all(tu, &fresh);
 	int rc = fresh.n ? compile_start(tu, &fresh, err) : 0;
 	free(fresh.v);
@@ -1213,26 +1296,30 @@ static int pipeline(tuner *tu, kt_err *err)
 	int rc = 0;
 	while (rc == 0 && any_active(tu)) {
 		rc = refill(tu, err);
-		if (rc == 0 && !tu->ready.n) {
+		if (rc == 0 && !measurable(tu)) {
 			double t0 = kt_now();
 			rc = reap(tu, oldest_busy(tu) >= 0, err);
 			tu->st.compile_wait_s += kt_now() - t0;
 		}
 		if (rc == 0)
+			rc = start_ready(tu, err);
+		if (rc == 0)
 			rc = measure_ready(tu, err);
 		if (rc == 0)
 			rc = reap(tu, 0, err);
+		if (rc == 0)
+			rc = start_ready(tu, err);
 		charge(tu);
 		for (size_t k = 0; k < tu->ntasks; k++)
 			if (is_active(&tu->tasks[k]))
 				update_state(tu, &tu->tasks[k]);
 		drop_failed(tu, &tu->waiting);
 		progress(tu);
-		if (rc == 0 && !tu->ready.n && oldest_busy(tu) < 0 && !tu->waiting.n && any_active(tu)) {
+		if (rc == 0 && !tu->ready.n && oldest_busy(tu) < 0 && !tu->waiting.n && !tu->npending) {
 			/* Nothing in flight and nothing asked: every search is waiting on nothing. */
 			int asked = 0;
 			for (size_t k = 0; k < tu->ntasks; k++)
-				asked |= tu->tasks[k].state == T_ASKING;
+				asked |= tu->tasks[k].state == T_ASKING || tu->tasks[k].state == T_SETUP;
 			if (!asked)
 				break;
 		}
@@ -1250,6 +1337,7 @@ static void tuner_free(tuner *tu)
 		free(tu->slot_units[s]);
 	}
 	kt_pool_free(tu->pool);
+	free(tu->pending);
 	list_free(&tu->waiting);
 	list_free(&tu->ready);
 	for (size_t k = 0; k < tu->ntasks; k++) {
@@ -1258,7 +1346,9 @@ static void tuner_free(tuner *tu)
 			kt_search_free(ta->search);
 		free(ta->ev_of);
 		free(ta->asked);
-		kt_space_free(&ta->space);
+		if (ta->space)
+			kt_space_free(ta->space);
+		free(ta->space);
 	}
 	free(tu->tasks);
 	for (size_t u = 0; u < tu->nunits; u++)
@@ -1266,33 +1356,11 @@ static void tuner_free(tuner *tu)
 	free(tu->units);
 	free(tu->index);
 	for (int g = 0; g < tu->ngroups; g++)
-		group_free(&tu->groups[g]);
+		group_free(tu->groups[g]), free(tu->groups[g]);
 	free(tu->groups);
 	if (tu->own_workdir)
 		kt_remove_tree(tu->workdir);
 	free(tu->workdir);
-}
-
-/* Sets up every task; one that cannot be tuned is failed with its reason, the others go on. */
-static void setup_tasks(tuner *tu, kt_tune_task *tasks, size_t n)
-{
-	tu->tasks = kt_xcalloc(n + 1, sizeof *tu->tasks);
-	tu->ntasks = n;
-	for (size_t k = 0; k < n; k++) {
-		task *ta = &tu->tasks[k];
-		kt_tune_task *tt = &tasks[k];
-		memset(&tt->out, 0, sizeof tt->out);
-		tt->out.best = -1;
-		tt->rc = 0;
-		tt->err = (kt_err){0};
-		*ta = (task){.tt = tt, .t = tt->p.tmpl, .shape = tt->p.shape, .r = &tt->out, .def_idx = -1, .ref_unit = -1};
-		snprintf(ta->id, sizeof ta->id, "p%zu", k);
-		kt_err e = {0};
-		int g = group_of(tu, ta->t, tt->p.tc, &e);
-		if (g < 0 || task_setup(tu, ta, &e) != 0)
-			fail_task(ta, &e);
-		ta->group = g < 0 ? 0 : g;
-	}
 }
 
 int kt_tune_batch(kt_tune_task *tasks, size_t n, const kt_tune_opts *o, kt_err *err)
@@ -1311,21 +1379,24 @@ int kt_tune_batch(kt_tune_task *tasks, size_t n, const kt_tune_opts *o, kt_err *
 	kt_gpu_arch(&tu.info.id, arch, sizeof arch);
 	tu.batchcc.arch = arch; /* the check kernels' target: the device's own */
 	if (rc == 0) {
-		setup_tasks(&tu, tasks, n);
+		for (size_t k = 0; k < n; k++)
+			add_task(&tu, &tasks[k]);
 		for (size_t k = 0; k < n; k++)
 			if (tu.tasks[k].state == T_SETUP) {
-				tu.batchcc.nvcc = tu.groups[tu.tasks[k].group].cc.nvcc; /* the check kernels' compiler */
+				tu.batchcc.nvcc = tu.groups[tu.tasks[k].group]->cc.nvcc; /* the check kernels' compiler */
 				break;
 			}
-		for (size_t k = 0; k < n; k++)
-			if (tu.tasks[k].search)
-				kt_search_set_parallel(tu.tasks[k].search, 1 + (size_t)kt_compile_jobs(&tu.batchcc) / n);
 		rc = any_setup(&tu) ? first_batch(&tu, gpus, ngpus, err) : 0;
 	}
 	tu.st.setup_s = kt_now() - tu.start;
 	tu.last_charge = kt_now();
 	if (rc == 0)
 		rc = pipeline(&tu, err);
+	tu.closing = 1;
+	for (size_t i = 0; i < tu.npending; i++) { /* rounds that were asked for when the batch ended */
+		tu.pending[i]->rc = -1;
+		kt_fail_internal(&tu.pending[i]->err, "the batch ended before this round could be tuned");
+	}
 	for (size_t k = 0; k < tu.ntasks; k++) {
 		task *ta = &tu.tasks[k];
 		if (rc == 0 && ta->state != T_DONE && ta->state != T_FAILED)

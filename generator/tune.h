@@ -73,6 +73,10 @@ typedef struct kt_tune_opts {
 	int patience;                 /* see above; 0: KT_TUNE_PATIENCE; < 0: never converge */
 	double race;                  /* racing margin; 0: KT_TUNE_RACE; < 0: no racing */
 	kt_progress *progress;        /* one line for the whole batch; may be NULL */
+	/* Called when a task is done, its result final: another task to tune in the same pipeline (the
+	 * next round of the problem, owned by the caller and alive until kt_tune_batch returns), or NULL. */
+	struct kt_tune_task *(*next)(void *ctx, struct kt_tune_task *done);
+	void *next_ctx;
 	kt_tune_stats *stats;         /* filled when not NULL */
 } kt_tune_opts;
 

@@ -20,8 +20,10 @@ cat "$work/out.txt"
 [ $rc -eq 0 ] || fail "kt tune exited with $rc"
 grep -Eq '^  floor: [0-9.]+ us \(copy [0-9]+ GB/s, tensor [1-9][0-9]* GFLOP/s\)$' "$work/out.txt" ||
 	fail "the floor does not name a measured tensor rate"
-grep -q '"tensor_gflops"' "$work/cache/gpu-ceilings.json" || fail "the tensor rate was not kept"
-! grep -q '"gflops"' "$work/cache/gpu-ceilings.json" || fail "the fp32 FMA rate was measured for a tensor template"
+ceilings=$(ls "$work"/cache/v*/ceilings/*.json 2>/dev/null | head -1)
+[ -n "$ceilings" ] || fail "the GPU's ceilings were not kept"
+grep -q '"tensor_gflops"' "$ceilings" || fail "the tensor rate was not kept"
+! grep -q '"gflops"' "$ceilings" || fail "the fp32 FMA rate was measured for a tensor template"
 pct=$(sed -n 's/^  chosen: .*(\([0-9]*\)% of floor)$/\1/p' "$work/out.txt")
 [ -n "$pct" ] || fail "no chosen configuration with a percentage of the floor"
 [ "$pct" -le 103 ] || fail "an mma.sync gemm at $pct% of the mma.sync floor: the probe is too slow"

@@ -12,7 +12,7 @@
 # Then it prints one row per shape: the seconds of the wall time its tuning was charged, its
 # evaluations, why its search stopped, the chosen time, and the best of a reference run of the
 # same shape: the whole space (exhaustive) where it has at most 3,000 configurations, else a long
-# best-first search (1,000 evaluations, no convergence stop).  The chosen configuration's time is
+# best-first search (REF_BUDGET evaluations, default 600, no convergence stop).  The chosen configuration's time is
 # also looked up in the reference run itself (the same run, the same conditions), and the ratio
 # is of those two.  The references are kt tune recordings in --reference DIR (default
 # OUTDIR/reference), made there with --make-reference.  Last, the configure's total time.
@@ -76,13 +76,14 @@ for k in "${kernels[@]}"; do
 	shift
 	[[ -e $ref/$name.csv || -e $ref/$name.csv.0 ]] && continue
 	((make_ref)) || continue
+	[[ -n ${REF_ONLY:-} && ! $name =~ $REF_ONLY ]] && continue
 	count=$("$kt" space "$src/templates/$name.cu.tmpl" --shape "$1" --type T=bfloat16 --arch 90 | tail -1 | grep -o '[0-9]* feasible' | grep -o '^[0-9]*' || echo 0)
 	args=()
 	for s in "$@"; do args+=(--shape "$s"); done
 	if ((count > 0 && count <= 3000)); then
 		strategy=(--strategy exhaustive)
 	else
-		strategy=(--strategy bestfirst --budget 1000 --patience -1)
+		strategy=(--strategy bestfirst --budget "${REF_BUDGET:-600}" --patience -1)
 	fi
 	"$kt" tune "$src/templates/$name.cu.tmpl" --type T=bfloat16 "${args[@]}" "${strategy[@]}" --seconds 600 \
 		--record "$ref/$name.csv" --cache-dir "$out/ceilings" --quiet >"$ref/$name.log" 2>&1 || { tail "$ref/$name.log"; exit 1; }

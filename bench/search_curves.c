@@ -10,6 +10,14 @@
  *       default 1).  --check exits 1 when the default
  *       strategy's median stays below 98% (the target of issue 4).
  *
+ *   search_curves --warm DIR [--seeds N] [--root DIR] [--jobs N] RECORDING|DIR...
+ *       What kt generate does with a miss at the recording's shape and GPU: the default search
+ *       (auto, a budget of 400) told one batch late, stopped by convergence (patience 12, 24, 48)
+ *       or its budget; cold (no seeds) and warm (seeds from the same template's records in the
+ *       cache directory DIR, e.g. kt's cache/, chosen by transfer.c as a miss would).  Per row the
+ *       medians over N search seeds of the evaluations spent, the percent of the optimum at the
+ *       end, and the evaluations to 98% (docs/search.md, "Warm start").
+ *
  *   search_curves --synth TEMPLATE --shape SPEC [--types T=t,...] [--seed N] [--root DIR] -o OUT
  *       Writes a synthetic recording: every feasible configuration timed by a roofline-like model
  *       of a memory-bound kernel on an H200-like GPU (see docs/search.md), for CI before real
@@ -27,6 +35,8 @@
 #include "search.h"
 #include "space.h"
 #include "tmpl.h"
+#include "transfer.h"
+#include "tune.h"
 
 #define TARGET 0.98
 #define MAX_SEEDS 101
@@ -40,13 +50,14 @@ struct opts {
 	double share;
 	const char *root, *synth, *shape, *types, *out;
 	uint64_t seed;
+	const char *warm; /* --warm DIR: the configure simulation, seeds from DIR's records */
 };
 
 /* ---- loading ---- */
 
 static char *resolve(const struct opts *o, const char *path)
 {
-	return path[0] == '/' || !o->root ? kt_xstrdup(path) : kt_path_join(o->root, path);
+	return path[0] == '/' || !o->root || !strcmp(o->root, ".") ? kt_xstrdup(path) : kt_path_join(o->root, path);
 }
 
 /* types: "T=bfloat16,U=float" (the recording's `# types:` line), or NULL; arch: its `# arch:`
@@ -173,6 +184,97 @@ static double curves(const struct opts *o, const kt_tmpl *t, const kt_space *sp,
 	return result;
 }
 
+/* ---- the configure simulation (--warm) ---- */
+
+#define CONFIGURE_BUDGET 400 /* KT_GENERATE_BUDGET */
+
+/* One miss as kt generate tunes it: bestfirst from seeds[0..nseeds), batches of `batch` told one
+ * batch late, until converged (patience) or done.  *used: evaluations; *final: the optimum over the
+ * best found; *reach: evaluations to TARGET (used + 1 when never). */
+static void one_miss(const kt_tmpl *t, const kt_space *sp, const double *times, const double *spreads, double opt,
+		     const size_t *seeds, size_t nseeds, int patience, uint64_t seed, size_t batch, size_t jobs,
+		     long *used, double *final, long *reach)
+{
+	kt_search *s = kt_search_new(NULL, t, sp, CONFIGURE_BUDGET, seed, NULL);
+	kt_search_set_parallel(s, jobs);
+	kt_search_seed(s, seeds, nseeds);
+	size_t *idx = kt_xmalloc(batch * sizeof *idx), *prev = kt_xmalloc(batch * sizeof *prev), n, nprev = 0;
+	long done = 0;
+	double best = -1;
+	*reach = -1;
+	for (;;) {
+		n = kt_search_converged(s, patience) ? 0 : kt_search_ask(s, idx, batch);
+		for (size_t i = 0; i < nprev; i++) {
+			double tm = times[prev[i]];
+			if (tm >= 0 && (best < 0 || tm < best)) {
+				best = tm;
+				kt_search_set_noise(s, spreads[prev[i]] / tm);
+			}
+			kt_search_tell(s, prev[i], tm);
+			done++;
+			if (best > 0 && opt / best >= TARGET && *reach < 0)
+				*reach = done;
+		}
+		if (!n && !nprev)
+			break;
+		memcpy(prev, idx, n * sizeof *idx);
+		nprev = n;
+	}
+	*used = done;
+	*final = best > 0 ? opt / best : 0;
+	if (*reach < 0)
+		*reach = done + 1;
+	free(prev);
+	free(idx);
+	kt_search_free(s);
+}
+
+/* The table of one recording: cold and warm, at three patiences. */
+static void configure_sim(const struct opts *o, const kt_tmpl *t, kt_recorded *r, const kt_space *sp,
+			  const double *times, const double *spreads, double opt, const char *arch)
+{
+	kt_target target;
+	kt_target_from_id(kt_recorded_gpu(r), &target);
+	kt_toolchain tc = {NULL, "", arch, ""};
+	kt_problem p = {t, kt_recorded_shape(r), &target, &tc};
+	uint16_t *cfgs;
+	size_t ncfgs, *seeds = kt_xcalloc(KT_TRANSFER_SEEDS + 1, sizeof *seeds), nseeds = 0;
+	kt_buf why = {0};
+	const char *dirs[1] = {o->warm};
+	kt_transfer_seeds(&p, dirs, 1, &cfgs, &ncfgs, &why);
+	for (size_t i = 0; i < ncfgs; i++)
+		for (size_t j = 0; j < sp->count; j++)
+			if (!memcmp(kt_space_cfg(sp, j), cfgs + i * (size_t)t->nparams, (size_t)t->nparams * sizeof *cfgs)) {
+				seeds[nseeds++] = j;
+				break;
+			}
+	printf("  seeds: %zu, from %s\n", nseeds, nseeds ? kt_buf_str(&why) : "nothing (no record of this template)");
+	printf("  %-20s %9s %9s %9s\n", "median of seeds", "evaluated", "% of opt", "to 98%");
+	static const int patience[] = {12, 16, 20, 24, 48};
+	size_t batch = 8; /* a miss of a batch is asked a few at a time */
+	for (int warm = 0; warm < 2; warm++)
+		for (size_t k = 0; k < sizeof patience / sizeof patience[0]; k++) {
+			double u[MAX_SEEDS], f[MAX_SEEDS], re[MAX_SEEDS];
+			for (int sd = 0; sd < o->seeds; sd++) {
+				long used, reach;
+				double final;
+				one_miss(t, sp, times, spreads, opt, seeds, warm ? nseeds : 0, patience[k], (uint64_t)sd, batch,
+					 o->jobs, &used, &final, &reach);
+				u[sd] = (double)used, f[sd] = final, re[sd] = (double)reach;
+			}
+			double mu = median(u, o->seeds), mf = median(f, o->seeds), mr = median(re, o->seeds);
+			char label[64];
+			snprintf(label, sizeof label, "%s, patience %d", warm ? "warm" : "cold", patience[k]);
+			char to[32] = "-";
+			if (mr <= mu)
+				snprintf(to, sizeof to, "%.0f", mr);
+			printf("  %-20s %9.0f %8.1f%% %9s\n", label, mu, 100 * mf, to);
+		}
+	kt_buf_free(&why);
+	free(cfgs);
+	free(seeds);
+}
+
 /* Runs the curves of one recording; 1 when it misses the target, -1 on error. */
 static int bench_one(const struct opts *o, const char *path)
 {
@@ -190,12 +292,14 @@ static int bench_one(const struct opts *o, const char *path)
 		goto done;
 	}
 	double *times = kt_xmalloc((sp.count + 1) * sizeof *times), opt = -1;
+	double *spreads = kt_xcalloc(sp.count + 1, sizeof *spreads);
 	size_t missing = 0, failed = 0;
 	for (size_t i = 0; i < sp.count; i++) {
 		kt_eval e;
 		if (kt_recorded_eval(r, kt_space_cfg(&sp, i), &e) < 0)
 			missing++, e.status = KT_FAULTED;
 		times[i] = e.status == KT_OK ? e.median_us : -1;
+		spreads[i] = e.status == KT_OK ? e.spread_us : 0;
 		failed += e.status != KT_OK;
 		if (times[i] >= 0 && (opt < 0 || times[i] < opt))
 			opt = times[i];
@@ -209,6 +313,9 @@ static int bench_one(const struct opts *o, const char *path)
 	kt_buf_free(&shape);
 	if (opt < 0) {
 		fprintf(stderr, "search_curves: %s: no configuration passed\n", path);
+	} else if (o->warm) {
+		configure_sim(o, t, r, &sp, times, spreads, opt, kt_buf_str(&arch));
+		rc = 0;
 	} else {
 		double m = curves(o, t, &sp, times, opt);
 		rc = m < TARGET;
@@ -216,6 +323,7 @@ static int bench_one(const struct opts *o, const char *path)
 			printf("  MISSED: the default strategy reaches %.1f%% < %.0f%%\n", 100 * m, 100 * TARGET);
 	}
 	free(times);
+	free(spreads);
 done:
 	kt_space_free(&sp);
 	kt_recorded_free(r);
@@ -384,13 +492,14 @@ static int synthesize(const struct opts *o)
 static void usage(FILE *f)
 {
 	fputs("usage: search_curves [--seeds N] [--batch N] [--jobs N] [--lag] [--share F] [--root DIR] [--check] RECORDING|DIR...\n"
+	      "       search_curves --warm DIR [--seeds N] [--jobs N] [--root DIR] RECORDING|DIR...\n"
 	      "       search_curves --synth TEMPLATE --shape SPEC [--types T=t,...] [--seed N] [--root DIR] -o OUT\n",
 	      f);
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = {20, 0, 0, 32, 1, 0.25, NULL, NULL, NULL, NULL, NULL, 1};
+	struct opts o = {20, 0, 0, 32, 1, 0.25, NULL, NULL, NULL, NULL, NULL, 1, NULL};
 	int i;
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -413,6 +522,8 @@ int main(int argc, char **argv)
 			o.share = atof(v);
 		else if (!strcmp(a, "--root"))
 			o.root = v;
+		else if (!strcmp(a, "--warm"))
+			o.warm = v;
 		else if (!strcmp(a, "--synth"))
 			o.synth = v;
 		else if (!strcmp(a, "--shape"))

@@ -10,6 +10,8 @@
 #define START_SHARE 16     /* budget / START_SHARE */
 #define START_MIN 4
 #define START_MAX 32
+/* A gain beats the best by more than the measured noise, and at least by this share. */
+#define GAIN_FLOOR 0.005
 /* With seeds, the start holds the default, the seeds and this many random points. */
 #define SEEDED_RANDOM 2
 /* After the start, every EXPLORE_EVERY-th proposal is a random restart point. */
@@ -41,6 +43,9 @@ struct kt_search {
 	unsigned char *state; /* per space index: UNASKED, ASKED, TOLD_* */
 	long best;
 	double best_time;
+	double noise;      /* relative: a gain must beat the best by more than this (kt_search_set_noise) */
+	double gain_time;  /* the best when it last improved by more than the noise; < 0: none yet */
+	size_t since_gain; /* results told since */
 
 	size_t *seeds;   /* proposed first, in this order (kt_search_seed) */
 	size_t nseeds, seedpos;
@@ -468,6 +473,7 @@ kt_search *kt_search_new(const char *strategy, const kt_tmpl *t, const kt_space 
 	s->budget = b;
 	s->rng = seed;
 	s->best = -1;
+	s->gain_time = -1;
 	s->parallel = 1;
 	s->state = kt_xcalloc(space->count ? space->count : 1, 1);
 	st->init(s);
@@ -511,6 +517,13 @@ void kt_search_tell(kt_search *s, size_t idx, double time_us)
 		return; /* not asked, or told twice: nothing to learn */
 	s->state[idx] = time_us >= 0 ? TOLD_OK : TOLD_FAILED;
 	s->told++;
+	double noise = s->noise > GAIN_FLOOR ? s->noise : GAIN_FLOOR;
+	if (time_us >= 0 && (s->gain_time < 0 || time_us < s->gain_time * (1 - noise))) {
+		s->gain_time = time_us;
+		s->since_gain = 0;
+	} else {
+		s->since_gain++;
+	}
 	if (time_us >= 0 && (s->best < 0 || time_us < s->best_time)) {
 		s->best = (long)idx;
 		s->best_time = time_us;
@@ -533,6 +546,26 @@ long kt_search_best(const kt_search *s, double *time_us)
 size_t kt_search_asked(const kt_search *s)
 {
 	return s->asked;
+}
+
+void kt_search_set_noise(kt_search *s, double rel)
+{
+	s->noise = rel > 0 ? rel : 0;
+}
+
+double kt_search_noise(const kt_search *s)
+{
+	return s->noise > GAIN_FLOOR ? s->noise : GAIN_FLOOR;
+}
+
+size_t kt_search_since_gain(const kt_search *s)
+{
+	return s->since_gain;
+}
+
+int kt_search_converged(const kt_search *s, int patience)
+{
+	return patience > 0 && s->best >= 0 && s->since_gain >= (size_t)patience && s->st->init == bestfirst_init;
 }
 
 void kt_search_free(kt_search *s)

@@ -55,6 +55,15 @@ const char *kt_search_name(const kt_search *s);
 long kt_search_best(const kt_search *s, double *time_us);
 /* How many indices were asked so far. */
 size_t kt_search_asked(const kt_search *s);
+
+/* Convergence.  A result is a gain when it beats the best by more than the noise (a fraction,
+ * the best's spread over its time as the caller measured it; at least 0.5%).  The search counts
+ * the results told since the last gain; a bestfirst search has converged when that count reaches
+ * patience (> 0).  exhaustive and random never converge: they do what their names say. */
+void kt_search_set_noise(kt_search *s, double rel);
+double kt_search_noise(const kt_search *s);
+size_t kt_search_since_gain(const kt_search *s);
+int kt_search_converged(const kt_search *s, int patience);
 void kt_search_free(kt_search *s);
 
 /* Strategy names and one-line summaries, in table order, NULL-terminated (for --help). */

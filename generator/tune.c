@@ -98,8 +98,7 @@ typedef struct task {
 	long def_idx;     /* the default configuration's space index, or -1 */
 	long ref_unit;    /* the unit whose reference (or default) run is the reference */
 	double best_us, best_spread;
-	double gain_us;   /* the best when it last improved beyond the noise */
-	size_t since_gain, inflight;
+	size_t inflight;
 	size_t counts[KT_NSTATUS];
 	double charged;   /* its share of the wall time so far */
 	kt_launch ref_l;  /* the launch of the reference or default, for the floor */
@@ -361,30 +360,19 @@ static int is_active(const task *ta) { return ta->state == T_ASKING || ta->state
 /* Set up, or waiting for its reference to compile: it will be active. */
 static int is_coming(const task *ta) { return ta->state == T_SETUP || ta->state == T_STARTING; }
 
-static double noise(const task *ta)
-{
-	double rel = ta->best_us > 0 ? ta->best_spread / ta->best_us : 0;
-	return rel > NOISE_FLOOR ? rel : NOISE_FLOOR;
-}
-
 /* Tells the search the result of space index idx (when it asked for it) and follows the best
  * and the convergence count. */
 static void tell(task *ta, size_t idx)
 {
 	const kt_eval *e = &ta->r->evals[ta->ev_of[idx]];
-	if (ta->asked[idx])
-		kt_search_tell(ta->search, idx, e->status == KT_OK ? e->median_us : -1.0);
 	int ok = e->status == KT_OK;
 	if (ok && !e->raced && (ta->best_us <= 0 || e->median_us < ta->best_us)) {
 		ta->best_us = e->median_us;
 		ta->best_spread = e->spread_us;
+		kt_search_set_noise(ta->search, e->spread_us / e->median_us);
 	}
-	if (ok && !e->raced && (ta->gain_us <= 0 || e->median_us < ta->gain_us * (1 - noise(ta)))) {
-		ta->gain_us = e->median_us;
-		ta->since_gain = 0;
-	} else {
-		ta->since_gain++;
-	}
+	if (ta->asked[idx]) /* a raced estimate is told as it is: it never beats the best */
+		kt_search_tell(ta->search, idx, ok ? e->median_us : -1.0);
 }
 
 /* Records space index idx of task ta as evaluated: status, times, resources. */
@@ -452,15 +440,14 @@ static const char *stop_reason(const tuner *tu, const task *ta, char *buf, size_
 	/* A best time well under the floor means the floor is wrong (tensor-core flops declared as
 	 * fma, or a wgmma kernel that beats the mma.sync probe's rate), so it says nothing about how
 	 * close the search is: go on. */
-	if (near > 0 && floor > 0 && ta->best_us > 0 && ta->best_us <= floor * (1 + near) &&
+	int all = !strcmp(kt_search_name(ta->search), "exhaustive"); /* every configuration, as its name says */
+	if (!all && near > 0 && floor > 0 && ta->best_us > 0 && ta->best_us <= floor * (1 + near) &&
 	    ta->best_us >= floor * (1 - near))
 		return snprintf(buf, bufsz, "near the floor: %.1f%% of it", 100.0 * floor / ta->best_us), buf;
-	/* Converged: only a search that climbs (exhaustive and random promise what their names say). */
 	int patience = o->patience == 0 ? KT_TUNE_PATIENCE : o->patience;
-	if (patience > 0 && ta->best_us > 0 && ta->since_gain >= (size_t)patience &&
-	    !strcmp(kt_search_name(ta->search), "bestfirst"))
+	if (kt_search_converged(ta->search, patience))
 		return snprintf(buf, bufsz, "converged: no gain beyond the noise (%.1f%%) in the last %zu evaluations",
-				100.0 * noise(ta), ta->since_gain), buf;
+				100.0 * kt_search_noise(ta->search), kt_search_since_gain(ta->search)), buf;
 	return NULL;
 }
 

@@ -23,6 +23,7 @@
 enum { MAX_SETS = 32, MIN_REPS = 10, MAX_REPS = 200, MAX_FIELDS = 64, CHECK_BLOCK = 256, ESTIMATE_REPS = 3 };
 static const double TARGET_MS = 20.0;     /* timed launches per candidate add up to about this */
 static const double HOLD_MAX_US = 50000.0; /* the longest the stream is held for the host to queue */
+static const double HOST_GUESS_US = 50.0;  /* the host's cost of queueing one timed launch, before it is measured */
 static const double L2_FACTOR = 2.5;      /* rotated argument sets span this many L2 sizes */
 static const int MEMORY_SHARE = 4;        /* resident problems take at most 1/MEMORY_SHARE of the GPU's memory */
 static const unsigned char POISON = 0xff; /* NaN in every float type, -1 in integers */
@@ -487,6 +488,10 @@ static int time_kernel(wk *w, const wk_kernel *k, double race_us, double *med, d
 	for (int i = 0; i < warm; i++)
 		if (launch(w, k, i % nsets, err))
 			return WK_FAULT;
+	/* The estimate's launches are held back like the full timing's, so that it is the same
+	 * measure (a kernel shorter than a launch's host cost would else be timed with the gaps). */
+	if (hold(w, hold_us(ESTIMATE_REPS, HOST_GUESS_US), err))
+		return WK_FAULT;
 	double est[ESTIMATE_REPS], t0 = kt_now();
 	for (size_t i = 0; i < ESTIMATE_REPS; i++)
 		if (timed_launch(w, k, (int)i % nsets, i, err))

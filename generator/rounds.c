@@ -14,6 +14,9 @@
 #include "space.h"
 
 enum { MAX_ROUNDS = 20, SHOW_MAX = 200 /* bytes of a plan's or a note's line that kt cache show prints */ };
+/* A later round stops after this many failures in a row (its new parameter does not build at
+ * this shape, say) rather than walk its space. */
+enum { ROUND_GIVE_UP = 8 };
 
 /* Where rounds' templates go: o->workdir, else a temporary directory (removed at the end). */
 typedef struct round_dirs {
@@ -362,7 +365,7 @@ static kt_tune_task *round_task(rounds_run *run, rtask *r, size_t i, int k)
 	kt_buf_printf(&r->label[k + 1], "%s, round %d", r->rt->label ? r->rt->label : r->rt->p.tmpl->kernel, k + 1);
 	kt_tune_task *t = &r->tt[k + 1];
 	*t = (kt_tune_task){.p = r->rt->p, .label = kt_buf_str(&r->label[k + 1]), .progress = r->rt->progress,
-			    .known = r->known, .known_us = r->known_us, .nknown = r->nknown};
+			    .known = r->known, .known_us = r->known_us, .nknown = r->nknown, .give_up = ROUND_GIVE_UP};
 	t->p.tmpl = shared_tmpl(run, r->cur, r->rt->p.tmpl, i, k + 1);
 	t->p.tc = &r->tc;
 	return t;

@@ -100,6 +100,7 @@ typedef struct task {
 	double best_us, best_spread;
 	size_t inflight;
 	size_t counts[KT_NSTATUS];
+	int fail_streak;  /* evaluations in a row that failed */
 	double charged;   /* its share of the wall time so far */
 	kt_launch ref_l;  /* the launch of the reference or default, for the floor */
 	kt_err err;
@@ -366,6 +367,7 @@ static void tell(task *ta, size_t idx)
 {
 	const kt_eval *e = &ta->r->evals[ta->ev_of[idx]];
 	int ok = e->status == KT_OK;
+	ta->fail_streak = ok ? 0 : ta->fail_streak + 1;
 	if (ok && !e->raced && (ta->best_us <= 0 || e->median_us < ta->best_us)) {
 		ta->best_us = e->median_us;
 		ta->best_spread = e->spread_us;
@@ -444,6 +446,8 @@ static const char *stop_reason(const tuner *tu, const task *ta, char *buf, size_
 	if (!all && near > 0 && floor > 0 && ta->best_us > 0 && ta->best_us <= floor * (1 + near) &&
 	    ta->best_us >= floor * (1 - near))
 		return snprintf(buf, bufsz, "near the floor: %.1f%% of it", 100.0 * floor / ta->best_us), buf;
+	if (ta->tt->give_up > 0 && ta->fail_streak >= ta->tt->give_up)
+		return snprintf(buf, bufsz, "gave up: the last %d evaluations all failed", ta->fail_streak), buf;
 	int patience = o->patience == 0 ? KT_TUNE_PATIENCE : o->patience;
 	if (kt_search_converged(ta->search, patience))
 		return snprintf(buf, bufsz, "converged: no gain beyond the noise (%.1f%%) in the last %zu evaluations",

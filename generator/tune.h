@@ -91,6 +91,8 @@ typedef struct kt_tune_task {
 	size_t nknown;
 	const uint16_t *only;         /* nonly configurations (nparams value indices each) evaluated instead of */
 	size_t nonly;                 /* the whole space; each must be feasible at the shape */
+	int give_up;                  /* stop after this many failures in a row (a round whose new parameter
+				       * does not build); 0: never */
 	kt_progress *progress;        /* this problem's line when it is done; may be NULL */
 
 	kt_tune_result out;           /* release with kt_tune_result_free (also after a failure) */

@@ -1,19 +1,23 @@
 # The committed records of one library template, used as a machine without a GPU uses them:
-# kt generate for NAME at every shape listed in SHAPES, from PROJECT_CACHE only (KT_GPU="NVIDIA
-# H200", a miss is an error, no tuning), then every generated source compiled for sm_90 (or the
-# target the shapes' lines name, e.g. 90a).
+# kt generate for NAME at every shape listed in SHAPES, from PROJECT_CACHE only (as for the GPU
+# the records are of: "NVIDIA H200" where NAME has records of it, else the first one's; a miss is
+# an error, no tuning), then every generated source compiled for sm_90 (or the target the shapes'
+# lines name, e.g. 90a).
 # Skipped, saying why, when cache/ holds no record of NAME or no nvcc was found.
 # -DKT=kt -DNAME=name -DTEMPLATE=file -DSHAPES=shapes.txt -DPROJECT_CACHE=dir -DNVCC=nvcc -DWORK=dir
 file(GLOB_RECURSE records ${PROJECT_CACHE}/*.json)
-set(found FALSE)
+set(gpu "")
 foreach(r IN LISTS records)
   file(STRINGS ${r} hit REGEX "\"kernel\":[ \t]*\"${NAME}\"")
   if(hit)
-    set(found TRUE)
-    break()
+    file(STRINGS ${r} name REGEX "\"gpu\\.name\":")
+    string(REGEX REPLACE ".*\"gpu\\.name\":[ \t]*\"([^\"]*)\".*" "\\1" name "${name}")
+    if(NOT gpu OR name STREQUAL "NVIDIA H200")
+      set(gpu "${name}")
+    endif()
   endif()
 endforeach()
-if(NOT found)
+if(NOT gpu)
   message("SKIP: no committed record of ${NAME} in ${PROJECT_CACHE}")
   return()
 endif()
@@ -43,7 +47,7 @@ file(MAKE_DIRECTORY ${WORK}/usercache)
 set(ENV{KT_REMOTE_CACHE} "")
 execute_process(
   COMMAND ${KT} generate --template ${TEMPLATE} --name ${NAME} --out ${WORK}/gen --type ${type} ${args}
-          --project-cache ${PROJECT_CACHE} --cache-dir ${WORK}/usercache --gpu "NVIDIA H200" --arch ${arch}
+          --project-cache ${PROJECT_CACHE} --cache-dir ${WORK}/usercache --gpu "${gpu}" --arch ${arch}
           --nvcc ${NVCC} --require-hit --no-tune --read-only
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}${err}")

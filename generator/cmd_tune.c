@@ -290,7 +290,7 @@ int kt_cmd_tune(int argc, char **argv)
 		{"jobs", KT_OPT_INT, &a.jobs, "N", "parallel compiles (default: cores)"},
 		{"pack", KT_OPT_INT, &a.pack, "N", "variants per nvcc translation unit, at most (default 8; 1: each alone)"},
 		{"timeout", KT_OPT_STR, &a.timeout, "S", "watchdog per variant in seconds (default 10)"},
-		{"patience", KT_OPT_INT, &a.patience, "N", "stop a shape after N evaluations without a gain (default 24; < 0: never)"},
+		{"patience", KT_OPT_INT, &a.patience, "N", "stop a shape after N evaluations without a gain beyond the noise (default 16; < 0: never)"},
 		{"no-race", KT_OPT_FLAG, &a.no_race, NULL, "time every configuration to full precision (no racing)"},
 		{"config", KT_OPT_LIST, &a.configs, "P=V,...", "evaluate only this configuration, every parameter given (repeatable)"},
 		{"top", KT_OPT_INT, &a.top, "N", "configurations shown per shape (default 10)"},

@@ -51,6 +51,32 @@ generate)
 		--shape n=1048576 >"$work/out2.txt" 2>&1 || fail "second generate"
 	grep -q '"cache:user"' "$work/gen/kt_planted.json" || fail "the second run did not hit the cache"
 	;;
+batch)
+	# Shapes of two templates missed together (kt generate --batch): one pipeline tunes them all,
+	# a silu_and_mul configuration measured at both of its shapes is compiled once, every search
+	# starts from the committed records of other shapes (warm start) and says why it stopped, and
+	# the second run is all hits.  The shapes are ones cache/ has no record of, on any GPU.
+	export KT_CACHE_DIR="$work/cache"
+	printf '%s\n' --template "$src/templates/silu_and_mul.cu.tmpl" --name silu --out "$work/gen/silu" \
+		--type T=bfloat16 --shape tokens=300,d=11008 --shape tokens=3000,d=11008 -- \
+		--template "$src/templates/rmsnorm.cu.tmpl" --name rms --out "$work/gen/rms" \
+		--type T=bfloat16 --shape rows=777,hidden=4096 >"$work/batch.txt"
+	"$kt" generate --batch "$work/batch.txt" --project-cache "$src/cache" >"$work/out1.txt" 2>&1
+	rc=$?
+	cat "$work/out1.txt"
+	[ $rc -eq 0 ] || fail "kt generate --batch exited with $rc"
+	line=$(grep '^kt: tuned 3 shapes in ' "$work/out1.txt") || fail "the three shapes were not tuned in one batch"
+	reused=$(echo "$line" | sed -n 's/.*(\([0-9]*\) reused at another shape).*/\1/p')
+	[ -n "$reused" ] && [ "$reused" -ge 1 ] || fail "no variant was measured at both silu_and_mul shapes: $line"
+	[ "$(grep -c 'warm start from' "$work/out1.txt")" -eq 3 ] || fail "not every shape was warm-started"
+	[ "$(grep -c '^kt: tuned .*; stopped: ' "$work/out1.txt")" -ge 3 ] || fail "a shape does not say why it stopped"
+	n=$(grep -l '"stopped":[[:space:]]*"[a-z]' "$work"/cache/v*/*/*.json | wc -l)
+	[ "$n" -ge 3 ] || fail "$n records keep why their search stopped, expected 3"
+	for k in silu rms; do grep -q '"tuned"' "$work/gen/$k/kt_$k.json" || fail "$k's manifest does not say tuned"; done
+	"$kt" generate --batch "$work/batch.txt" --project-cache "$src/cache" >"$work/out2.txt" 2>&1 || fail "second generate"
+	! grep -q '^kt: tuned' "$work/out2.txt" || fail "the second run tuned again"
+	grep -q '"cache:user"' "$work/gen/rms/kt_rms.json" || fail "the second run did not hit the user cache"
+	;;
 two_gpus)
 	# With two GPUs of one kind, one worker per GPU shares every batch.
 	n=$(echo "$gpu" | grep -c '^GPU [0-9]*:')

@@ -29,7 +29,7 @@ static const double DEFAULT_NEAR_FLOOR = 0.03;
 static const double NOISE_FLOOR = 0.005;       /* times within 0.5% are a tie whatever the spread */
 static const int64_t BW_BYTES = 1LL << 30;     /* the copy measured for the bandwidth ceiling */
 static const double MEASURE_TIMEOUT_S = 120;   /* watchdog of setup, the ceilings and the final re-timing */
-enum { DEFAULT_RETIME_TOP = 5, RETIME_ROUNDS = 30, MIN_BATCH = 8, MAX_BATCH = 64, MIN_ASK = 4 };
+enum { DEFAULT_RETIME_TOP = 5, RETIME_ROUNDS = 30, MIN_BATCH = 8, MAX_BATCH = 128, MIN_ASK = 4 };
 enum { SLOTS = 2 };                            /* compile batches in flight at once */
 enum { PENDING = -2 };                         /* ev_of: on its way, not yet recorded */
 

@@ -28,6 +28,7 @@ static const double L2_FACTOR = 2.5;      /* rotated argument sets span this man
 static const int MEMORY_SHARE = 4;        /* resident problems take at most 1/MEMORY_SHARE of the GPU's memory */
 static const unsigned char POISON = 0xff; /* NaN in every float type, -1 in integers */
 enum { WK_OK = 0, WK_ERROR = -1, WK_FAULT = -2 };
+enum { MODULES_KEPT = 8 }; /* loaded cubins kept for the next eval: a packed one holds several variants */
 
 typedef struct wk_arg {
 	const kt_arg *a;
@@ -56,6 +57,14 @@ typedef struct wk_prob {
 	unsigned long used; /* when it was last used (a counter) */
 } wk_prob;
 
+/* A loaded cubin, kept while in use (refs) and after, until room is needed. */
+typedef struct wk_module {
+	char *path;
+	void *mod;
+	int refs;
+	unsigned long used;
+} wk_module;
+
 typedef struct wk {
 	const kt_gpu_ops *ops;
 	kt_gpu *g;
@@ -72,6 +81,8 @@ typedef struct wk {
 	uint64_t seed;
 	void **ev;
 	size_t nev;
+	wk_module *mods;    /* cubins loaded for kernels (not the check module) */
+	size_t nmods;
 } wk;
 
 /* The arithmetic-rate probes of the check module (kt_check_source), by kt_flops_unit: enough
@@ -301,6 +312,44 @@ static int read_module(wk *w, const char *cubin, void **mod, kt_err *err)
 	return rc;
 }
 
+/* The module of cubin, loaded once while kept: the variants packed in one cubin are evaluated one
+ * after the other, and a unit's cubin never changes while its tuner runs.  Release with
+ * put_module.  Past MODULES_KEPT, the least recently used module not in use is unloaded. */
+static int get_module(wk *w, const char *cubin, void **mod, kt_err *err)
+{
+	wk_module *m = NULL;
+	for (size_t i = 0; i < w->nmods && !m; i++)
+		if (!strcmp(w->mods[i].path, cubin))
+			m = &w->mods[i];
+	if (!m) {
+		void *loaded;
+		if (read_module(w, cubin, &loaded, err))
+			return -1;
+		for (size_t i = 0; i < w->nmods && w->nmods >= MODULES_KEPT; i++)
+			if (!w->mods[i].refs && (!m || w->mods[i].used < m->used))
+				m = &w->mods[i];
+		if (m) {
+			w->ops->unload(w->g, m->mod);
+			free(m->path);
+		} else {
+			w->mods = kt_xrealloc(w->mods, (w->nmods + 1) * sizeof *w->mods);
+			m = &w->mods[w->nmods++];
+		}
+		*m = (wk_module){.path = kt_xstrdup(cubin), .mod = loaded};
+	}
+	m->refs++;
+	m->used = ++w->clock;
+	*mod = m->mod;
+	return 0;
+}
+
+static void put_module(wk *w, void *mod)
+{
+	for (size_t i = 0; i < w->nmods; i++)
+		if (w->mods[i].mod == mod && w->mods[i].refs > 0)
+			w->mods[i].refs--;
+}
+
 /* The reference's launch: ref_grid/ref_block/ref_smem at the shape. */
 static int ref_launch(const wk_prob *p, kt_launch *l, kt_err *err)
 {
@@ -329,7 +378,7 @@ static int load_kernel(wk *w, const char *cubin, const char *name, const char *c
 		if (kt_tmpl_launch(p->t, env, &k->l, err))
 			return WK_ERROR;
 	}
-	if (read_module(w, cubin, &k->mod, err))
+	if (get_module(w, cubin, &k->mod, err))
 		return WK_ERROR;
 	if (kt_gpu_function(w->g, k->mod, name, &k->fn, err))
 		return WK_ERROR;
@@ -341,7 +390,7 @@ static int load_kernel(wk *w, const char *cubin, const char *name, const char *c
 static void unload_kernel(wk *w, wk_kernel *k)
 {
 	if (k->mod)
-		w->ops->unload(w->g, k->mod);
+		put_module(w, k->mod);
 	k->mod = NULL;
 }
 
@@ -921,6 +970,9 @@ static void worker_close(wk *w)
 	}
 	free(w->probs);
 	free(w->ev);
+	for (size_t i = 0; i < w->nmods; i++)
+		free(w->mods[i].path);
+	free(w->mods);
 }
 
 static const char worker_usage[] = "kt worker [--gpu N] [--backend cuda|fake] [--seed N] [--parent PID]";

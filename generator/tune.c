@@ -285,12 +285,23 @@ static void group_free(group *g)
 	free(g->flagwords);
 }
 
+/* Two toolchains that build the same way (NULL and "" alike), wherever they are kept: each
+ * round of a problem holds its own copy, and problems whose round templates agree share them. */
+static int same_str(const char *a, const char *b) { return !strcmp(a ? a : "", b ? b : ""); }
+static int same_toolchain(const kt_toolchain *a, const kt_toolchain *b)
+{
+	if (a == b || !a || !b)
+		return a == b;
+	return same_str(a->nvcc, b->nvcc) && same_str(a->compiler, b->compiler) && same_str(a->arch, b->arch) &&
+	       same_str(a->flags, b->flags);
+}
+
 /* The group of template t built with toolchain tc (made when new); -1 with err when its compiler
  * does not exist. */
 static int group_of(tuner *tu, const kt_tmpl *t, const kt_toolchain *tc, kt_err *err)
 {
 	for (int i = 0; i < tu->ngroups; i++)
-		if (tu->groups[i]->t == t && tu->groups[i]->tc == tc)
+		if (tu->groups[i]->t == t && same_toolchain(tu->groups[i]->tc, tc))
 			return i;
 	const char *nvcc = tc && tc->nvcc && tc->nvcc[0] ? tc->nvcc : NULL;
 	char *abs = nvcc && strchr(nvcc, '/') ? realpath(nvcc, NULL) : NULL;

@@ -4,6 +4,7 @@
  * the built-in planner extends the edge, the LLM planner (a scripted transport) adds the value
  * that wins, and the best result over all rounds is kept. */
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +191,58 @@ static void test_llm(const kt_tmpl *t, const kt_target *g, const char *dir)
 	kt_llm_free(l);
 }
 
+/* Two shapes of one template whose plans agree: their round-1 template is one file (named by
+ * its text's hash) and its variants are compiled once for both, as for one shape alone. */
+static void test_shared_round(const kt_tmpl *t, const kt_target *g, const char *dir)
+{
+	kt_tune_opts o = fake_opts(dir);
+	kt_tune_stats st = {0}, one = {0};
+	o.stats = &st;
+	int64_t s1[1] = {4096}, s2[1] = {8192};
+	kt_rounds_task tasks[2] = {{.p = {t, s1, g, &fake_tc}}, {.p = {t, s2, g, &fake_tc}}};
+	kt_err err = {0};
+	CHECK_INT(kt_rounds_run(tasks, 2, &o, &kt_planner_builtin, 2, &err), 0);
+	const kt_rounds *a = &tasks[0].out, *b = &tasks[1].out;
+	CHECK(tasks[0].rc == 0 && tasks[1].rc == 0);
+	CHECK(a->n == 2 && b->n == 2);
+	if (a->n == 2 && b->n == 2 && a->v[1].tmpl && b->v[1].tmpl) {
+		CHECK_STR(a->v[1].tmpl_text, b->v[1].tmpl_text);
+		CHECK_STR(a->v[1].tmpl->path, b->v[1].tmpl->path);
+		char want[600];
+		snprintf(want, sizeof want, "%s/rounds/round-", dir);
+		CHECK(strncmp(a->v[1].tmpl->path, want, strlen(want)) == 0);
+		CHECK(strstr(a->v[1].tmpl->path, "/edge.cu.tmpl") != NULL);
+		/* Both shapes measured the new block size in round 1. */
+		for (int i = 0; i < 2; i++) {
+			const kt_rounds *r = &tasks[i].out;
+			int seen = 0;
+			char v[32];
+			for (size_t e = 0; e < r->v[1].result.nevals; e++)
+				seen |= !strcmp(param_value(r->v[1].tmpl, r->v[1].result.evals[e].cfg, "BLOCK", v, sizeof v), "256");
+			CHECK(seen);
+		}
+	}
+	kt_rounds_free(&tasks[0].out);
+	kt_rounds_free(&tasks[1].out);
+	/* One directory per round template. */
+	char rounds_dir[600];
+	snprintf(rounds_dir, sizeof rounds_dir, "%s/rounds", dir);
+	DIR *d = opendir(rounds_dir);
+	int nround = 0;
+	for (struct dirent *e; d && (e = readdir(d));)
+		nround += !strncmp(e->d_name, "round-", 6);
+	if (d)
+		closedir(d);
+	CHECK_INT(nround, 1);
+	/* The same rounds for one shape compile as many units: the other shape compiled nothing. */
+	o.stats = &one;
+	CHECK_INT(kt_rounds_run(tasks, 1, &o, &kt_planner_builtin, 2, &err), 0);
+	CHECK_INT(tasks[0].out.n, 2);
+	kt_rounds_free(&tasks[0].out);
+	CHECK_INT(st.compiled, one.compiled);
+	CHECK(st.reused > one.reused);
+}
+
 int main(void)
 {
 	kt_tmpl *t = parse();
@@ -200,11 +253,13 @@ int main(void)
 	char dir[] = "/tmp/kt-test-rounds-XXXXXX";
 	if (!mkdtemp(dir))
 		return 1;
-	char a[512], b[512];
+	char a[512], b[512], c[512];
 	snprintf(a, sizeof a, "%s/builtin", dir);
 	snprintf(b, sizeof b, "%s/llm", dir);
+	snprintf(c, sizeof c, "%s/shared", dir);
 	test_builtin(t, &g, a);
 	test_llm(t, &g, b);
+	test_shared_round(t, &g, c);
 	kt_tmpl_free(t);
 	kt_remove_tree(dir);
 	return check_done();

@@ -1,4 +1,5 @@
-/* test_search.c - search strategies on hand-built lattices with known optima (no parser, no GPU). */
+/* test_search.c - search strategies on hand-built lattices with known optima (no parser, no GPU),
+ * and their convergence. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -421,6 +422,89 @@ static void test_repair(void)
 	free(sp.cfgs);
 }
 
+/* Asks for one configuration and tells it time_us (< 0: failed). */
+static void step(kt_search *s, double time_us)
+{
+	size_t idx;
+	size_t n = kt_search_ask(s, &idx, 1);
+	CHECK_INT(n, 1);
+	if (n == 1)
+		kt_search_tell(s, idx, time_us);
+}
+
+/* Convergence: bestfirst converges exactly when `patience` results came since the last gain
+ * beyond the noise; a smaller gain does not count; exhaustive and random never converge, nor
+ * does a search without a best or with no patience. */
+static void test_converged(void)
+{
+	kt_tmpl t = make_tmpl(5);
+	kt_space sp;
+	make_space(&t, feasible, &sp);
+	kt_search *s = kt_search_new("bestfirst", &t, &sp, 0, 11, NULL);
+	kt_search_set_noise(s, 0.001);
+	CHECK(kt_search_noise(s) == 0.005); /* at least half a percent */
+	kt_search_set_noise(s, 0.02);
+	CHECK(kt_search_noise(s) == 0.02);
+	CHECK_INT(kt_search_since_gain(s), 0);
+	CHECK(!kt_search_converged(s, 1)); /* nothing told */
+	step(s, 100.0);                     /* the first result is a gain */
+	CHECK_INT(kt_search_since_gain(s), 0);
+	CHECK(!kt_search_converged(s, 1));
+	for (int i = 1; i <= 4; i++) {
+		step(s, i == 2 ? -1 : 99.0 - 0.1 * i); /* gains within 2%, a failure: no gain */
+		CHECK_INT(kt_search_since_gain(s), i);
+		CHECK(!kt_search_converged(s, 5));
+	}
+	CHECK(kt_search_converged(s, 4));
+	CHECK(kt_search_converged(s, 3));
+	double best;
+	CHECK(kt_search_best(s, &best) >= 0 && best == 99.0 - 0.4); /* the best follows every result */
+	step(s, 98.1); /* 1.9% under the last gain's 100: still within the noise */
+	CHECK_INT(kt_search_since_gain(s), 5);
+	CHECK(kt_search_converged(s, 5));
+	CHECK(!kt_search_converged(s, 6));
+	CHECK(!kt_search_converged(s, 0)); /* no patience: never */
+	CHECK(!kt_search_converged(s, -1));
+	step(s, 97.9); /* 2.1% under 100: a gain, the count starts again */
+	CHECK_INT(kt_search_since_gain(s), 0);
+	CHECK(!kt_search_converged(s, 1));
+	step(s, 96.0); /* 1.9% under 97.9: none */
+	CHECK_INT(kt_search_since_gain(s), 1);
+	CHECK(kt_search_converged(s, 1));
+	kt_search_free(s);
+
+	/* Without a measured noise, the floor of half a percent decides. */
+	s = kt_search_new("bestfirst", &t, &sp, 0, 11, NULL);
+	step(s, 100.0);
+	step(s, 99.6);
+	CHECK_INT(kt_search_since_gain(s), 1);
+	step(s, 99.4);
+	CHECK_INT(kt_search_since_gain(s), 0);
+	kt_search_free(s);
+
+	/* Only failures: counted, but there is no best to converge on. */
+	s = kt_search_new("bestfirst", &t, &sp, 0, 11, NULL);
+	for (int i = 0; i < 6; i++)
+		step(s, -1);
+	CHECK_INT(kt_search_since_gain(s), 6);
+	CHECK(!kt_search_converged(s, 1));
+	kt_search_free(s);
+
+	/* exhaustive and random do what their names say: they never converge. */
+	static const char *const others[] = {"exhaustive", "random"};
+	for (int k = 0; k < 2; k++) {
+		s = kt_search_new(others[k], &t, &sp, 0, 11, NULL);
+		step(s, 100.0);
+		for (int i = 0; i < 8; i++)
+			step(s, 100.0);
+		CHECK_INT(kt_search_since_gain(s), 8);
+		CHECK(!kt_search_converged(s, 1));
+		CHECK(!kt_search_converged(s, 8));
+		kt_search_free(s);
+	}
+	free(sp.cfgs);
+}
+
 int main(void)
 {
 	test_table();
@@ -432,5 +516,6 @@ int main(void)
 	test_degenerate();
 	test_quality();
 	test_repair();
+	test_converged();
 	return check_done();
 }

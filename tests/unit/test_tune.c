@@ -1,6 +1,7 @@
 /* test_tune.c - the whole tuning loop on the fake GPU with the fake compiler
  * (tests/unit/fake/): statuses of planted failures, the chosen winner, budgets, the robust
- * configuration across shapes, and the ceilings kept in the cache directory. */
+ * configuration across shapes, the ceilings kept in the cache directory, variants compiled once
+ * for two shapes, and a task that gives up after failures in a row. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -358,6 +359,130 @@ static void test_seeds_and_stop(const kt_tmpl *t)
 	kt_tune_result_free(&t2.out);
 }
 
+/* Two shapes of one template in one batch: each variant is compiled once, for whichever shape
+ * asked first, and measured at both.  Of the 21 feasible configurations (the same at both
+ * shapes) 18 compile (BLOCK=2048 exceeds the device before compiling); with the check kernels,
+ * 19 units. */
+static void test_compiled_once(const kt_tmpl *t)
+{
+	int64_t s1[1] = {4096}, s2[1] = {8192};
+	kt_tune_task tasks[2] = {{.p = {t, s1, NULL, &fake_tc}}, {.p = {t, s2, NULL, &fake_tc}}};
+	kt_tune_opts o = fake_opts(NULL);
+	o.strategy = "exhaustive";
+	kt_tune_stats st = {0};
+	o.stats = &st;
+	kt_err err = {0};
+	CHECK_INT(kt_tune_batch(tasks, 2, &o, &err), 0);
+	for (int i = 0; i < 2; i++) {
+		CHECK_INT(tasks[i].rc, 0);
+		CHECK_INT(tasks[i].out.nevals, 21);
+		kt_tune_result_free(&tasks[i].out);
+	}
+	CHECK_INT(st.compiled, 18 + 1);
+	CHECK_INT(st.reused, 18);
+	/* Alone, one shape compiles the same units and reuses none. */
+	kt_tune_stats one = {0};
+	o.stats = &one;
+	CHECK_INT(kt_tune_batch(tasks, 1, &o, &err), 0);
+	kt_tune_result_free(&tasks[0].out);
+	CHECK_INT(one.compiled, st.compiled);
+	CHECK_INT(one.reused, 0);
+}
+
+/* A template whose default (the reference) builds and whose every other configuration does not:
+ * like a round whose new parameter does not build at a shape. */
+static const char nobuild_src[] =
+	"// @kt kernel    scale\n"
+	"// @kt shape     n\n"
+	"// @kt param     BLOCK  in 32, 64, 128, 256, 512 default 128\n"
+	"// @kt param     UNROLL in 1, 2, 4, 8 default 1\n"
+	"// @kt param     X      in 0, 1, 2, 3, 4, 5, 6, 7 default 0\n"
+	"// @kt require   n % UNROLL == 0\n"
+	"// @kt arg       out float[n] out\n"
+	"// @kt arg       x   float[n] in fill uniform(-2, 2)\n"
+	"// @kt arg       n   int = n\n"
+	"// @kt grid      cdiv(n, BLOCK * UNROLL)\n"
+	"// @kt block     BLOCK\n"
+	"// @kt bytes     8 * n\n"
+	"// @kt tolerance 1e-6\n"
+	"//\n"
+	"// fake-compile-error: BLOCK=32\n"
+	"// fake-compile-error: BLOCK=64\n"
+	"// fake-compile-error: BLOCK=256\n"
+	"// fake-compile-error: BLOCK=512\n"
+	"// fake-compile-error: UNROLL=2\n"
+	"// fake-compile-error: UNROLL=4\n"
+	"// fake-compile-error: UNROLL=8\n"
+	"// fake-compile-error: X=1\n"
+	"// fake-compile-error: X=2\n"
+	"// fake-compile-error: X=3\n"
+	"// fake-compile-error: X=4\n"
+	"// fake-compile-error: X=5\n"
+	"// fake-compile-error: X=6\n"
+	"// fake-compile-error: X=7\n"
+	"#ifndef BLOCK\n#define BLOCK 128\n#endif\n"
+	"#ifndef UNROLL\n#define UNROLL 1\n#endif\n"
+	"__global__ void scale(float *out, const float *x, int n)\n"
+	"{\n"
+	"\tint i = blockIdx.x * BLOCK + threadIdx.x;\n"
+	"\tif (i < n)\n"
+	"\t\tout[i] = 2.0f * x[i];\n"
+	"}\n";
+
+/* give_up: a task whose configurations all fail stops asking once that many failed in a row, the
+ * default (the reference, which passes) first; what was compiling then is still evaluated (the
+ * pipeline drains: at most two compile batches).  Without it the task spends its budget. */
+static void test_give_up(const char *dir)
+{
+	char path[600];
+	snprintf(path, sizeof path, "%s/nobuild.cu.tmpl", dir);
+	kt_buf diags = {0};
+	kt_err err = {0};
+	CHECK_INT(kt_write_atomic(path, nobuild_src, sizeof nobuild_src - 1, &err), 0);
+	kt_tmpl *t = kt_tmpl_parse(path, NULL, &diags, &err);
+	CHECK(t != NULL);
+	if (!t) {
+		fprintf(stderr, "%s\n%s\n", kt_buf_str(&diags), err.msg);
+		kt_buf_free(&diags);
+		return;
+	}
+	int64_t shape[1] = {4096};
+	enum { BUDGET = 28, BATCH = 4, GIVE_UP = 8 };
+	static const char *const strategies[] = {"exhaustive", "bestfirst"};
+	for (int k = 0; k < 2; k++) {
+		kt_tune_task task = {.p = {t, shape, NULL, &fake_tc}, .give_up = GIVE_UP};
+		kt_tune_opts o = fake_opts(NULL);
+		o.strategy = strategies[k];
+		o.patience = -1;
+		o.budget = BUDGET;
+		o.batch = BATCH;
+		o.pack = 1; /* each variant alone: no failed pack compiled again unit by unit */
+		CHECK_INT(kt_tune_batch(&task, 1, &o, &err), 0);
+		kt_tune_result *r = &task.out;
+		CHECK_INT(task.rc, 0);
+		int streak = 0;
+		CHECK(sscanf(r->stop, "gave up: the last %d evaluations all failed", &streak) == 1);
+		CHECK(streak >= GIVE_UP && (size_t)streak <= r->nevals - 1);
+		CHECK(r->nevals >= 1 + GIVE_UP && r->nevals <= 1 + GIVE_UP + 2 * BATCH);
+		CHECK(r->best >= 0 && r->best == (long)(find(t, r, "BLOCK=128,UNROLL=1,X=0") - r->evals));
+		for (size_t i = 0; i < r->nevals; i++)
+			CHECK(r->evals[i].status == KT_COMPILE_FAILED || (long)i == r->best);
+		kt_tune_result_free(r);
+	}
+	kt_tune_task task = {.p = {t, shape, NULL, &fake_tc}};
+	kt_tune_opts o = fake_opts(NULL);
+	o.strategy = "exhaustive";
+	o.budget = BUDGET;
+	o.batch = BATCH;
+	o.pack = 1;
+	CHECK_INT(kt_tune_batch(&task, 1, &o, &err), 0);
+	CHECK_INT(task.out.nevals, 1 + BUDGET); /* the first 28 in space order have BLOCK=32, then the default */
+	CHECK_STR(task.out.stop, "the budget is spent");
+	kt_tune_result_free(&task.out);
+	kt_tmpl_free(t);
+	kt_buf_free(&diags);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/kt-test-tune-XXXXXX";
@@ -374,6 +499,8 @@ int main(void)
 		test_prefer_default(dir);
 		test_batch(t, dir);
 		test_seeds_and_stop(t);
+		test_compiled_once(t);
+		test_give_up(dir);
 	}
 	test_progress();
 	kt_tmpl_free(t);

@@ -19,13 +19,7 @@ static int fail(kt_err *err) { return kt_opt_fail("farm", NULL, err); }
 static int parse(const kt_opt *opts, int argc, char **argv, const char **pos, int maxpos, int *npos,
 		 const char *usage, const char *about)
 {
-	kt_err err = {0};
-	int rc = kt_opt_parse(opts, argc, argv, pos, maxpos, npos, &err);
-	if (rc == KT_OPT_HELP) {
-		kt_opt_usage(stdout, usage, about, opts);
-		return KT_EXIT_OK;
-	}
-	return rc == 0 ? -1 : fail(&err);
+	return kt_opt_parse_cmd("farm", opts, argc, argv, pos, maxpos, npos, usage, about);
 }
 
 /* ---- submit ---- */
@@ -200,45 +194,18 @@ static int cmd_status(int argc, char **argv)
 
 /* ---- the subcommands ---- */
 
-struct farm_cmd {
-	const char *name;
-	int (*run)(int argc, char **argv);
-	const char *summary;
-};
-
 /* Sorted by name. */
-static const struct farm_cmd commands[] = {
+static const kt_subcmd commands[] = {
 	{"run", cmd_run, "tune one array task's share of a list of misses (what the job runs)"},
 	{"status", cmd_status, "a job's tasks as Slurm tells them: pending, running, done, failed"},
 	{"submit", cmd_submit, "submit a list of misses to Slurm as one job array"},
 };
 
-static void usage(FILE *f)
-{
-	fputs("usage: kt farm <command> [options]\n\n"
-	      "Farms tuning out to a Slurm cluster's GPUs: a configure with KT_FARM writes its misses\n"
-	      "to a list and submits it; each array task tunes its share on a GPU node and stores the\n"
-	      "records in the remote cache, where the next configure finds them (docs/farm.md).\n\ncommands:\n",
-	      f);
-	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-	fputs("\nkt farm <command> --help shows a command's options.\n", f);
-}
-
 int kt_cmd_farm(int argc, char **argv)
 {
-	if (argc < 2) {
-		usage(stderr);
-		return KT_EXIT_INPUT;
-	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		usage(stdout);
-		return KT_EXIT_OK;
-	}
-	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "kt farm: unknown command '%s'\n", argv[1]);
-	usage(stderr);
-	return KT_EXIT_INPUT;
+	return kt_opt_subcommand("farm",
+				 "Farms tuning out to a Slurm cluster's GPUs: a configure with KT_FARM writes its misses\n"
+				 "to a list and submits it; each array task tunes its share on a GPU node and stores the\n"
+				 "records in the remote cache, where the next configure finds them (docs/farm.md).",
+				 commands, sizeof commands / sizeof commands[0], argc, argv);
 }

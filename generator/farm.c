@@ -236,14 +236,14 @@ typedef struct list_store {
 
 static const char *get_str(const cJSON *o, const char *name)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, name));
 }
 
-static double get_num(const cJSON *o, const char *name, double dflt)
+/* A number of the list; 0 when there is none (NAN is not equal to itself). */
+static double get_num(const cJSON *o, const char *name)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+	double v = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, name));
+	return v == v ? v : 0;
 }
 
 /* Miss i of the list's array a into m (its types into *types). */
@@ -282,7 +282,7 @@ int kt_farm_list_read(const char *path, kt_farm_list *l, kt_err *err)
 	cJSON *doc = cJSON_ParseWithLength(text.data, text.len);
 	kt_buf_free(&text);
 	const cJSON *a = cJSON_GetObjectItemCaseSensitive(doc, "misses");
-	if (!doc || get_num(doc, "kt_farm", 0) != KT_FARM_FORMAT || !cJSON_IsArray(a) || !cJSON_GetArraySize(a)) {
+	if (!doc || get_num(doc, "kt_farm") != KT_FARM_FORMAT || !cJSON_IsArray(a) || !cJSON_GetArraySize(a)) {
 		cJSON_Delete(doc);
 		return kt_fail(err, "%s: not a list of misses of kt farm (format %d)", path, KT_FARM_FORMAT);
 	}
@@ -305,9 +305,9 @@ int kt_farm_list_read(const char *path, kt_farm_list *l, kt_err *err)
 	l->remote = get_str(doc, "remote");
 	l->farm = get_str(doc, "farm");
 	l->strategy = get_str(doc, "strategy");
-	l->budget = (long)get_num(doc, "budget", 0);
-	l->seconds = get_num(doc, "seconds", 0);
-	double tasks = get_num(doc, "tasks", 0);
+	l->budget = (long)get_num(doc, "budget");
+	l->seconds = get_num(doc, "seconds");
+	double tasks = get_num(doc, "tasks");
 	l->tasks = (int)tasks;
 	if (!l->remote || !l->remote[0] || tasks < 1 || tasks > (double)l->n || l->tasks != tasks) {
 		kt_farm_list_free(l);

@@ -4,6 +4,8 @@
  *   run      what each array task runs on its GPU node
  *   status   a job's tasks as Slurm tells them: pending, running, done, failed
  */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,19 +27,30 @@ static int parse(const kt_opt *opts, int argc, char **argv, const char **pos, in
 /* ---- submit ---- */
 
 /* The failed tasks of job jobid (malloc'ed; *n of them); -1 with err when Slurm cannot tell. */
-static int failed_tasks(const kt_slurm *s, const char *jobid, int **ids, size_t *n, kt_buf *summary, kt_err *err)
+/* The failed tasks of job jobid, which must be a job of the list at path with ntasks tasks
+ * (malloc'ed; *n of them); -1 with err when Slurm cannot tell, or the job farmed another list. */
+static int failed_tasks(const kt_slurm *s, const char *jobid, const char *path, int ntasks, int **ids, size_t *n,
+			kt_buf *summary, kt_err *err)
 {
 	kt_farm_job job;
 	if (kt_farm_status(s, jobid, &job, err) != 0)
 		return -1;
+	char *mine = realpath(path, NULL), *its = job.list ? realpath(job.list, NULL) : NULL;
+	int rc = its && mine && strcmp(its, mine) ? kt_fail(err, "job %s farmed %s, not %s", jobid, job.list, path) : 0;
 	*ids = kt_xcalloc(job.n + 1, sizeof **ids);
 	*n = 0;
-	for (size_t i = 0; i < job.n; i++)
-		if (job.tasks[i].state == KT_FARM_FAILED)
+	for (size_t i = 0; rc == 0 && i < job.n; i++) {
+		if (job.tasks[i].id >= ntasks)
+			rc = kt_fail(err, "job %s has a task %d, but %s has tasks 0 to %d: a job of another list?", jobid,
+				     job.tasks[i].id, path, ntasks - 1);
+		else if (job.tasks[i].state == KT_FARM_FAILED)
 			(*ids)[(*n)++] = job.tasks[i].id;
+	}
 	kt_farm_job_summary(&job, summary);
 	kt_farm_job_free(&job);
-	return 0;
+	free(mine);
+	free(its);
+	return rc;
 }
 
 static int cmd_submit(int argc, char **argv)
@@ -63,16 +76,17 @@ static int cmd_submit(int argc, char **argv)
 	if (kt_farm_list_read(pos[0], &l, &err) != 0)
 		return fail(&err);
 	const char *env = kt_env("KT_FARM");
-	char *self = kt ? NULL : kt_farm_self(&err), jobid[KT_FARM_JOBID];
+	char *self = kt ? realpath(kt, NULL) : kt_farm_self(&err), jobid[KT_FARM_JOBID];
+	if (kt && !self)
+		kt_fail(&err, "--kt %s: %s", kt, strerror(errno));
 	kt_slurm slurm = kt_slurm_commands(kt_env_tmpdir());
-	kt_farm_opts o = {.spec = spec ? spec : env && !kt_env_false_value(env) ? env : NULL, .kt = kt ? kt : self,
-			  .slurm = &slurm};
+	kt_farm_opts o = {.spec = spec ? spec : env && !kt_env_false_value(env) ? env : NULL, .kt = self, .slurm = &slurm};
 	int *ids = NULL;
 	size_t n = 0;
 	kt_buf summary = {0};
 	rc = o.kt ? 0 : -1;
 	if (rc == 0 && only)
-		rc = failed_tasks(&slurm, only, &ids, &n, &summary, &err);
+		rc = failed_tasks(&slurm, only, pos[0], l.tasks, &ids, &n, &summary, &err);
 	if (rc == 0 && only && !n)
 		printf("job %s has no failed task (%s): nothing submitted\n", only, summary.data);
 	else if (rc == 0 && (rc = kt_farm_submit(&o, pos[0], &l, only ? ids : NULL, n, jobid, &err)) == 0)
@@ -146,6 +160,7 @@ static int cmd_run(int argc, char **argv)
 	rc = run_environment(&base, &re, &err);
 	int failed = rc == 0 ? kt_farm_run(&l, (int)task, &base, &report, &err) : -1;
 	fputs(kt_buf_str(&report), stdout);
+	fflush(stdout); /* the lines of the misses before the verdict, in a log of both */
 	if (failed > 0)
 		fprintf(stderr, "kt farm run: task %lld: %d miss%s failed: %s not in the cache\n", task, failed,
 			failed == 1 ? "" : "es", failed == 1 ? "its record is" : "their records are");

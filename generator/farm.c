@@ -4,7 +4,6 @@
 #include "farm.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,17 +19,23 @@ const char *const kt_farm_state_names[KT_FARM_NSTATES] = {"pending", "running", 
 
 /* ---- KT_FARM ------------------------------------------------------------------------------ */
 
+/* What a setting does: becomes its sbatch option, types the GPU's GRES, or is kt's own count. */
+typedef enum setting_kind { S_SBATCH, S_GPU, S_TASKS, S_PARALLEL } setting_kind;
+
 typedef struct setting {
 	const char *key;
-	const char *sbatch; /* the sbatch option it becomes; NULL: kt's own */
+	setting_kind kind;
+	const char *sbatch; /* S_SBATCH: the option */
 } setting;
 
 /* Sorted by key (docs/farm.md describes each). */
 static const setting settings[] = {
-	{"account", "--account"},   {"constraint", "--constraint"}, {"cpus", "--cpus-per-task"},
-	{"gpu", NULL},              {"mem", "--mem"},               {"parallel", NULL},
-	{"partition", "--partition"}, {"qos", "--qos"},             {"reservation", "--reservation"},
-	{"tasks", NULL},            {"time", "--time"},
+	{"account", S_SBATCH, "--account"},     {"constraint", S_SBATCH, "--constraint"},
+	{"cpus", S_SBATCH, "--cpus-per-task"},  {"gpu", S_GPU, NULL},
+	{"mem", S_SBATCH, "--mem"},             {"parallel", S_PARALLEL, NULL},
+	{"partition", S_SBATCH, "--partition"}, {"qos", S_SBATCH, "--qos"},
+	{"reservation", S_SBATCH, "--reservation"}, {"tasks", S_TASKS, NULL},
+	{"time", S_SBATCH, "--time"},
 };
 enum { NSETTINGS = sizeof settings / sizeof settings[0], MAX_COUNT = 1000000 };
 
@@ -59,38 +64,45 @@ static void add_arg(kt_farm_spec *s, char *arg)
 	s->args[s->nargs] = NULL;
 }
 
-/* One KEY=VALUE word; seen[] marks the keys already given. */
+static int unknown_setting(const char *text, const char *word, size_t n, kt_err *err)
+{
+	kt_buf keys = {0};
+	for (size_t i = 0; i < NSETTINGS; i++)
+		kt_buf_printf(&keys, "%s%s", i ? ", " : "", settings[i].key);
+	kt_fail(err, "KT_FARM '%s': unknown setting '%.*s' (known: %s)", text, (int)n, word, keys.data);
+	kt_buf_free(&keys);
+	return -1;
+}
+
+/* One KEY=VALUE word of text; seen[] marks the keys already given; *gres is the GPU's request. */
 static int take_word(const char *text, const char *word, kt_farm_spec *s, int *seen, char **gres, kt_err *err)
 {
 	const char *eq = strchr(word, '=');
 	const setting *st = eq ? find_setting(word, (size_t)(eq - word)) : NULL;
 	if (!eq)
 		return kt_fail(err, "KT_FARM '%s': '%s' is not KEY=VALUE (or the whole value ON)", text, word);
-	if (!st) {
-		kt_buf keys = {0};
-		for (size_t i = 0; i < NSETTINGS; i++)
-			kt_buf_printf(&keys, "%s%s", i ? ", " : "", settings[i].key);
-		kt_fail(err, "KT_FARM '%s': unknown setting '%.*s' (known: %s)", text, (int)(eq - word), word, keys.data);
-		kt_buf_free(&keys);
-		return -1;
-	}
+	if (!st)
+		return unknown_setting(text, word, (size_t)(eq - word), err);
 	if (!eq[1])
 		return kt_fail(err, "KT_FARM '%s': '%s' has no value", text, word);
 	if (seen[st - settings]++)
 		return kt_fail(err, "KT_FARM '%s': '%s' is given twice", text, st->key);
 	kt_buf arg = {0};
-	if (!strcmp(st->key, "tasks"))
+	switch (st->kind) {
+	case S_TASKS:
 		return parse_count(text, word, eq + 1, &s->tasks, err);
-	if (!strcmp(st->key, "parallel"))
+	case S_PARALLEL:
 		return parse_count(text, word, eq + 1, &s->parallel, err);
-	if (!strcmp(st->key, "gpu")) {
+	case S_GPU:
 		kt_buf_printf(&arg, "--gres=gpu:%s:1", eq + 1);
 		free(*gres);
 		*gres = kt_buf_detach(&arg);
 		return 0;
+	case S_SBATCH:
+		kt_buf_printf(&arg, "%s=%s", st->sbatch, eq + 1);
+		add_arg(s, kt_buf_detach(&arg));
+		return 0;
 	}
-	kt_buf_printf(&arg, "%s=%s", st->sbatch, eq + 1);
-	add_arg(s, kt_buf_detach(&arg));
 	return 0;
 }
 
@@ -204,7 +216,8 @@ int kt_farm_list_write(const kt_farm_list *l, const kt_farm_spec *spec, const ch
 	*path = NULL;
 	size_t n;
 	cJSON *misses = misses_json(l, &n), *doc = cJSON_CreateObject();
-	int tasks = l->tasks > 0 ? l->tasks : (size_t)spec->tasks < n ? spec->tasks : (int)n;
+	size_t most = (size_t)(l->tasks > 0 ? l->tasks : spec->tasks);
+	int tasks = (int)(most < n ? most : n);
 	cJSON_AddNumberToObject(doc, "kt_farm", KT_FARM_FORMAT);
 	add_str(doc, "gpu", l->gpu ? l->gpu : "");
 	add_str(doc, "remote", l->remote);
@@ -330,7 +343,7 @@ void kt_farm_list_free(kt_farm_list *l)
 
 /* ---- submitting ------------------------------------------------------------------------------- */
 
-/* The list's path without ".json", and its directory. */
+/* The list's path without ".json": what its script and logs are named after. */
 static char *list_stem(const char *path)
 {
 	size_t n = strlen(path);
@@ -460,8 +473,14 @@ int kt_farm_submit(const kt_farm_opts *o, const char *path, const kt_farm_list *
 {
 	kt_farm_spec spec;
 	const char *text = o->spec && o->spec[0] ? o->spec : l->farm;
-	if (kt_farm_spec_parse(text, &spec, err) != 0)
+	char *abs = realpath(path, NULL); /* the job runs elsewhere: every path it gets is absolute */
+	if (!abs)
+		return kt_fail(err, "the list %s: %s", path, strerror(errno));
+	if (kt_farm_spec_parse(text, &spec, err) != 0) {
+		free(abs);
 		return -1;
+	}
+	path = abs;
 	char *script = stem_file(path, ".sh"), *stem = list_stem(path), *dir = kt_path_dir(path);
 	kt_buf arr = {0}, outarg = {0}, dirarg = {0}, out = {0}, errout = {0}, why = {0};
 	array_arg(l, tasks, ntasks, spec.parallel, &arr);
@@ -499,6 +518,7 @@ int kt_farm_submit(const kt_farm_opts *o, const char *path, const kt_farm_list *
 	free(script);
 	free(stem);
 	free(dir);
+	free(abs);
 	kt_farm_spec_free(&spec);
 	return rc;
 }
@@ -635,39 +655,43 @@ static void set_task(kt_farm_job *j, int id, const char *slurm, size_t slen, con
 	t->state = state_of(t->slurm);
 }
 
-/* The tasks of an id field after "<job>_": "4", or "[0-3,5,7-11:2%2]".  -1 when malformed. */
+/* Adds the tasks of one part of an array expression: "4", "0-3" or "1-7:2".  -1 when malformed. */
+static int task_range(const char *part, int **ids, size_t *nids)
+{
+	long a, b, step = 1;
+	char tail;
+	size_t len = strlen(part);
+	int got = sscanf(part, "%ld-%ld:%ld%c", &a, &b, &step, &tail);
+	if (got == 1 && strspn(part, "0123456789") == len)
+		b = a;
+	else if (!(got == 2 && strspn(part, "0123456789-") == len) && got != 3)
+		return -1;
+	if (a < 0 || b < a || step < 1 || b > MAX_COUNT)
+		return -1;
+	for (long x = a; x <= b; x += step) {
+		*ids = kt_xrealloc(*ids, (*nids + 1) * sizeof **ids);
+		(*ids)[(*nids)++] = (int)x;
+	}
+	return 0;
+}
+
+/* The tasks of an id field after "<job>_": "4", or "[0-3,5,7-11:2%2]" (a pending array, with its
+ * limit of tasks at once after '%').  -1 when malformed. */
 static int task_ids(const char *s, size_t n, int **ids, size_t *nids)
 {
+	char expr[256];
 	*nids = 0;
-	if (n && s[0] == '[') {
-		if (n < 2 || s[n - 1] != ']')
-			return -1;
+	if (n >= 2 && s[0] == '[' && s[n - 1] == ']')
 		s++, n -= 2;
-		n = memchr(s, '%', n) ? (size_t)((const char *)memchr(s, '%', n) - s) : n;
-	}
-	for (size_t at = 0; at < n;) {
-		size_t len = strcspn(s + at, ",");
-		len = len > n - at ? n - at : len;
-		char part[64];
-		long a, b, step = 1;
-		char tail;
-		if (len == 0 || len >= sizeof part)
+	if (!n || n >= sizeof expr)
+		return -1;
+	memcpy(expr, s, n);
+	expr[n] = 0;
+	expr[strcspn(expr, "%")] = 0;
+	char *save = NULL;
+	for (char *part = strtok_r(expr, ",", &save); part; part = strtok_r(NULL, ",", &save))
+		if (task_range(part, ids, nids) != 0)
 			return -1;
-		memcpy(part, s + at, len);
-		part[len] = 0;
-		int got = sscanf(part, "%ld-%ld:%ld%c", &a, &b, &step, &tail);
-		if (got == 1 && strspn(part, "0123456789") == len)
-			b = a;
-		else if (!((got == 2 && strspn(part, "0123456789-") == len) || got == 3))
-			return -1;
-		if (a < 0 || b < a || step < 1 || b > MAX_COUNT)
-			return -1;
-		for (long x = a; x <= b; x += step) {
-			*ids = kt_xrealloc(*ids, (*nids + 1) * sizeof **ids);
-			(*ids)[(*nids)++] = (int)x;
-		}
-		at += len + 1;
-	}
 	return *nids ? 0 : -1;
 }
 

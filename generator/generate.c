@@ -478,7 +478,7 @@ static int tune_misses(run *rn, kt_err *err)
 
 /* Until the farm's record comes: the configuration of the closest record of shape i's template
  * (the first seed of the warm start), else the template's default (default_rest). */
-static void farm_meanwhile(gen *g, int i, const kt_buf *label)
+static void farm_meanwhile(gen *g, int i, const char *shape)
 {
 	const char *dirs[2] = {g->k->cache_dir, g->k->project_cache};
 	kt_problem p = problem_at(g, i);
@@ -494,8 +494,8 @@ static void farm_meanwhile(gen *g, int i, const kt_buf *label)
 		g->origin[i] = "transfer";
 		g->decided[i] = 1;
 	}
-	note(g->o, "kt: %s: meanwhile %s%s", kt_buf_str(label), n ? "the configuration of the closest record: " : "the template defaults",
-	     kt_buf_str(&why));
+	note(g->o, "kt: %s %s: meanwhile %s%s", g->k->name, shape,
+	     n ? "the configuration of the closest record: " : "the template defaults", kt_buf_str(&why));
 	g->noted_default = 1;
 	free(seeds);
 	kt_buf_free(&why);
@@ -511,42 +511,39 @@ static void farm_misses(run *rn)
 			"so nothing is farmed; KT_GPU names the GPU model that KT_FARM reaches");
 		return;
 	}
-	kt_farm_miss *m = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *m);
-	kt_buf *labels = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *labels);
-	size_t n = 0;
-	for (int j = 0; j < rn->n; j++) {
-		gen *g = &rn->g[j];
-		const kt_generate_kernel *k = g->k;
-		for (int i = 0; i < g->n; i++) {
+	size_t n = 0, cap = (size_t)rn->nshapes + 1;
+	kt_farm_miss *m = kt_xcalloc(cap, sizeof *m);
+	kt_buf *shapes = kt_xcalloc(cap, sizeof *shapes);
+	gen **mg = kt_xcalloc(cap, sizeof *mg);
+	int *mi = kt_xcalloc(cap, sizeof *mi);
+	for (int j = 0; j < rn->n; j++)
+		for (int i = 0; i < rn->g[j].n; i++) {
+			gen *g = &rn->g[j];
+			const kt_generate_kernel *k = g->k;
 			if (g->decided[i])
 				continue;
-			kt_tmpl_format_shape(g->t, shape_at(g, i), &labels[n]);
+			kt_tmpl_format_shape(g->t, shape_at(g, i), &shapes[n]);
 			m[n] = (kt_farm_miss){k->name, k->template_path, k->types, k->ntypes, k->arch, k->nvcc, k->flags,
-					      k->project_cache, kt_buf_str(&labels[n]), g->key[i]};
-			n++;
+					      k->project_cache, kt_buf_str(&shapes[n]), g->key[i]};
+			mg[n] = g;
+			mi[n++] = i;
 		}
-	}
 	kt_farm_list l = {.gpu = rn->here ? rn->info.id.name : o->gpu, .remote = o->remote, .farm = o->farm->spec,
 			  .budget = o->budget, .seconds = o->seconds, .strategy = o->strategy, .misses = m, .n = n};
-	kt_buf msg = {0}, label = {0};
+	kt_buf msg = {0};
 	kt_err e = {0};
 	if (n && kt_farm_misses(o->farm, &l, &msg, &e) == 0)
 		note(o, "kt: %s", msg.data);
 	else if (n)
 		note(o, "kt: warning: KT_FARM: %zu miss%s could not be farmed out: %s", n, n == 1 ? "" : "es", e.msg);
-	for (int j = 0, at = 0; j < rn->n; j++)
-		for (int i = 0; i < rn->g[j].n; i++) {
-			if (rn->g[j].decided[i])
-				continue;
-			kt_buf_reset(&label);
-			kt_buf_printf(&label, "%s %s", rn->g[j].k->name, kt_buf_str(&labels[at++]));
-			farm_meanwhile(&rn->g[j], i, &label);
-		}
-	for (size_t i = 0; i < n; i++)
-		kt_buf_free(&labels[i]);
+	for (size_t x = 0; x < n; x++) {
+		farm_meanwhile(mg[x], mi[x], kt_buf_str(&shapes[x]));
+		kt_buf_free(&shapes[x]);
+	}
 	kt_buf_free(&msg);
-	kt_buf_free(&label);
-	free(labels);
+	free(shapes);
+	free(mg);
+	free(mi);
 	free(m);
 }
 

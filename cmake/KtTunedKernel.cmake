@@ -119,6 +119,15 @@ for that configure run (``KT_RETUNE=ON cmake -S . -B build``).
 ``KT_AGENT``
   The planner between tuning rounds, handed to kt in its environment: ``builtin`` (default, the
   deterministic planner), ``llm`` (an OpenAI-compatible agent, see kt's README) or ``off``.
+``KT_FARM``
+  Empty or ``OFF`` (default): a miss is tuned here, when a GPU is present.  Otherwise the misses
+  are farmed out to a Slurm cluster's GPUs instead: written to a list in ``${CMAKE_BINARY_DIR}/kt/farm``
+  and submitted as one job array; the configure says so with the job id and goes on with the
+  configuration of the closest record of each template, else its default.  The value says how to
+  reach the GPU model: ``ON`` (the cluster's defaults) or blank-separated ``KEY=VALUE`` settings,
+  e.g. ``constraint=h100`` or ``partition=gpu gpu=a100``.  The records come back through
+  ``KT_REMOTE_CACHE``, which it needs; ``KT_GPU`` names the GPU model when there is none here.
+  ``KT_REQUIRE_CACHE_HIT`` and ``KT_TUNE=OFF`` farm nothing.  See kt's ``docs/farm.md``.
 ``KT_EXECUTABLE``
   The ``kt`` tool to run.  Default: the one of ``find_package(kt)``, else, when kt is used
   through ``add_subdirectory()``, one built from its sources at configure time, once, in
@@ -169,6 +178,7 @@ option(KT_READ_ONLY "kt: never write to the tuning caches" ${_kt_read_only_defau
 option(KT_TUNE "kt: tune on a cache miss when a GPU is present (OFF: cached or default configurations)" ON)
 set(KT_TUNE_BUDGET "" CACHE STRING "kt: evaluations per shape when tuning a miss (empty: kt's default, 400)")
 set(KT_TUNE_SECONDS "" CACHE STRING "kt: seconds per shape when tuning a miss (empty: kt's default, 90)")
+set(KT_FARM "" CACHE STRING "kt: farm the misses out to Slurm instead of tuning here: ON or settings such as constraint=h100 (empty: off)")
 set(KT_AGENT builtin CACHE STRING "kt: tuning planner: off, builtin or llm")
 set_property(CACHE KT_AGENT PROPERTY STRINGS off builtin llm)
 set(KT_EXECUTABLE "" CACHE FILEPATH "kt: the kt tool (empty: from find_package(kt) or built from source)")
@@ -353,6 +363,11 @@ function(_kt_option_args out)
   _kt_option(tune KT_TUNE)
   if(NOT tune)
     list(APPEND args --no-tune)
+  endif()
+  # KT_FARM: the misses go to Slurm; their lists, job scripts and logs to the build tree.
+  _kt_option(farm KT_FARM)
+  if(NOT farm STREQUAL "")
+    list(APPEND args --farm "${farm}" --farm-dir "${CMAKE_BINARY_DIR}/kt/farm")
   endif()
   set(${out} "${args}" PARENT_SCOPE)
 endfunction()

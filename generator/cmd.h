@@ -9,6 +9,7 @@ enum { KT_EXIT_OK = 0, KT_EXIT_INPUT = 1, KT_EXIT_INTERNAL = 2 };
 int kt_cmd_cache(int argc, char **argv);
 int kt_cmd_check(int argc, char **argv);
 int kt_cmd_space(int argc, char **argv);
+int kt_cmd_farm(int argc, char **argv);
 int kt_cmd_generate(int argc, char **argv);
 int kt_cmd_tune(int argc, char **argv);
 int kt_cmd_worker(int argc, char **argv);

@@ -26,6 +26,7 @@ static const env_var vars[] = {
 	{"KT_DOC_DIR", "where kt refactor finds docs/template-language.md (else the installed or source copy)"},
 	{"KT_FAKE_GPUS", "tests: the number of devices of the fake GPU backend (test builds only)"},
 	{"KT_FAKE_LOG", "tests: a file where the fake GPU backend logs its launches (test builds only)"},
+	{"KT_FARM", "farm the misses out to a Slurm cluster's GPUs instead of tuning here: ON or KEY=VALUE settings (docs/farm.md)"},
 	{"KT_GPU", "the GPU to generate for when none is present, e.g. NVIDIA H200"},
 	{"KT_LLM_API_KEY", "the model's API key (else OPENAI_API_KEY); never written anywhere"},
 	{"KT_LLM_BASE_URL", "the model's OpenAI-compatible endpoint (else OPENAI_BASE_URL)"},

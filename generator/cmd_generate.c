@@ -7,6 +7,7 @@
 
 #include "cmd.h"
 #include "cmd_env.h"
+#include "farm.h"
 #include "generate.h"
 #include "opt.h"
 
@@ -23,7 +24,8 @@ static const char about[] =
 	"KT_GPU, KT_RETUNE, KT_REQUIRE_CACHE_HIT, KT_TUNE_BUDGET, KT_TUNE_SECONDS, KT_TUNE_STRATEGY stand\n"
 	"in for the options of the same meaning when these are not given; KT_AGENT (off, builtin: the\n"
 	"default, llm) chooses the planner between tuning rounds of a miss, KT_TUNE_ROUNDS their number\n"
-	"(default 2).";
+	"(default 2).  With --farm or KT_FARM, the misses are farmed out to a Slurm cluster's GPUs\n"
+	"instead (kt farm, docs/farm.md).";
 
 #define NOT_GIVEN LLONG_MIN
 
@@ -37,6 +39,7 @@ typedef struct kernel_args {
 typedef struct run_args {
 	kt_generate_opts o;
 	const char *retune, *batch;
+	const char *farm, *farm_dir;   /* KT_FARM (farm.h) */
 	long long budget, seconds;
 	char llm_why[2048]; /* why KT_AGENT=llm has no model configuration */
 } run_args;
@@ -70,6 +73,8 @@ typedef struct run_args {
 	{"seconds", KT_OPT_INT, &(ra)->seconds, "S", "wall seconds per tuned shape (default 90; < 0: no limit)"},      \
 	{"strategy", KT_OPT_STR, &(ra)->o.strategy, "NAME", "search strategy when tuning (default auto)"},              \
 	{"report", KT_OPT_STR, &(ra)->o.report, "FILE", "after a run that tuned, its records' HTML report (kt report)"}, \
+	{"farm", KT_OPT_STR, &(ra)->farm, "SPEC", "farm the misses out to Slurm instead of tuning here (docs/farm.md; else $KT_FARM)"}, \
+	{"farm-dir", KT_OPT_STR, &(ra)->farm_dir, "DIR", "where the farm's lists, job scripts and logs go (default: <cache dir>/farm)"}, \
 	{"quiet", KT_OPT_FLAG, &(ra)->o.quiet, NULL, "no notes on stderr"}
 
 static void kernel_free(kernel_args *ka)
@@ -174,6 +179,27 @@ static int apply_environment(run_args *ra, kt_agent_cfg *agent, kt_llm_config *l
 	return 0;
 }
 
+/* KT_FARM (--farm): the farm's settings, checked now; the kt the nodes run is this one.  The
+ * strings made here go to owned[0..2) for the caller to free. */
+static int farm_setup(run_args *ra, const char *cache_dir, kt_farm_opts *fo, kt_slurm *slurm, char **owned, kt_err *err)
+{
+	const char *spec = kt_env_or(ra->farm, "KT_FARM");
+	kt_farm_spec parsed;
+	if (!spec || kt_env_false_value(spec))
+		return 0;
+	if (kt_farm_spec_parse(spec, &parsed, err) != 0)
+		return -1;
+	kt_farm_spec_free(&parsed);
+	if (!(owned[0] = kt_farm_self(err)))
+		return -1;
+	if (!ra->farm_dir)
+		ra->farm_dir = owned[1] = kt_path_join(cache_dir, "farm");
+	*slurm = kt_slurm_commands(ra->o.tmpdir);
+	*fo = (kt_farm_opts){.spec = spec, .dir = ra->farm_dir, .kt = owned[0], .slurm = slurm};
+	ra->o.farm = fo;
+	return 0;
+}
+
 static void print_note(void *ctx, const char *msg)
 {
 	(void)ctx;
@@ -191,6 +217,9 @@ int kt_cmd_generate(int argc, char **argv)
 	char *cache_dir = NULL;
 	kt_agent_cfg agent;
 	kt_llm_config llm;
+	kt_farm_opts farm;
+	kt_slurm slurm;
+	char *farm_owned[2] = {NULL, NULL};
 	int npos, rc = kt_opt_parse(opts, argc, argv, NULL, 0, &npos, &err);
 	if (rc == KT_OPT_HELP) {
 		kt_opt_usage(stdout, usage, about, opts);
@@ -207,6 +236,8 @@ int kt_cmd_generate(int argc, char **argv)
 		rc = kernel_finish(&kas[j], &cache_dir, &err);
 	if (rc == 0)
 		rc = apply_environment(&ra, &agent, &llm, &err);
+	if (rc == 0)
+		rc = farm_setup(&ra, kas[0].k.cache_dir, &farm, &slurm, farm_owned, &err);
 	kt_env_retired(&retired);
 	if (retired.len)
 		fprintf(stderr, "kt: warning: %s", kt_buf_str(&retired));
@@ -230,5 +261,7 @@ out:
 	kt_buf_free(&batch);
 	kt_buf_free(&retired);
 	free(cache_dir);
+	free(farm_owned[0]);
+	free(farm_owned[1]);
 	return rc;
 }

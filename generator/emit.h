@@ -24,7 +24,7 @@
 typedef struct kt_choice {
 	const int64_t *shape;  /* t->nshapes values */
 	const uint16_t *cfg;   /* t->nparams value indices */
-	const char *origin;    /* "default", "cache:<tier>", "tuned", "forced" */
+	const char *origin;    /* "default", "cache:<tier>", "tuned", "forced", "transfer" (farmed: generate.h) */
 	const char *key;       /* the cache key (hex), or NULL */
 } kt_choice;
 

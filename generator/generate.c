@@ -13,6 +13,7 @@
 
 #include "cache.h"
 #include "emit.h"
+#include "farm.h"
 #include "proc.h"
 #include "provenance.h"
 #include "report.h"
@@ -75,6 +76,9 @@ static void note(const kt_generate_opts *o, const char *fmt, ...)
 	o->note(o->note_ctx, b.data);
 	kt_buf_free(&b);
 }
+
+/* KT_FARM: the misses go to Slurm instead of being tuned here (see farm_misses). */
+static int farming(const kt_generate_opts *o) { return o->farm && !o->no_tune && !o->require_hit; }
 
 int kt_generate_parse_force(const char *spec, int nshapes, int *index, const char **cfgtext, kt_err *err)
 {
@@ -243,8 +247,9 @@ static int open_cache(run *rn, gen *g, kt_err *err)
 			return kt_fail(err, "--gpu '%s': no record in the user or project cache names this GPU, so its "
 				       "identity (and every key) is unknown; tune on that GPU and commit the records "
 				       "(kt cache promote)", o->gpu);
-		note(o, "kt: %s: no cached record names the GPU '%s': using the template defaults", k->name, o->gpu);
-		g->noted_default = 1;
+		note(o, "kt: %s: no cached record names the GPU '%s': %s", k->name, o->gpu,
+		     farming(o) ? "its keys are unknown until the farm's records bring its identity" : "using the template defaults");
+		g->noted_default = !farming(o);
 		return 0;
 	}
 	if (kt_key_compiler(k->nvcc && k->nvcc[0] ? k->nvcc : "nvcc", kt_cache_dir(g->cache, KT_TIER_USER),
@@ -469,6 +474,79 @@ static int tune_misses(run *rn, kt_err *err)
 	return 0;
 }
 
+/* ---- farming the misses out (farm.h) ---------------------------------------------------------- */
+
+/* Until the farm's record comes: the configuration of the closest record of shape i's template
+ * (the first seed of the warm start), else the template's default (default_rest). */
+static void farm_meanwhile(gen *g, int i, const char *shape)
+{
+	const char *dirs[2] = {g->k->cache_dir, g->k->project_cache};
+	kt_problem p = problem_at(g, i);
+	uint16_t *seeds;
+	size_t n;
+	kt_buf why = {0};
+	kt_transfer_seeds(&p, dirs, 2, &seeds, &n, &why);
+	size_t first = strcspn(kt_buf_str(&why), ";"); /* the record of the first seed: the closest one */
+	if (first < why.len)
+		why.data[first] = 0;
+	if (n) {
+		memcpy(cfg_at(g->cfgs, g, i), seeds, (size_t)g->t->nparams * sizeof *seeds);
+		g->origin[i] = "transfer";
+		g->decided[i] = 1;
+	}
+	note(g->o, "kt: %s %s: meanwhile %s%s", g->k->name, shape,
+	     n ? "the configuration of the closest record: " : "the template defaults", kt_buf_str(&why));
+	g->noted_default = 1;
+	free(seeds);
+	kt_buf_free(&why);
+}
+
+/* Writes every miss of every kernel to the farm's list and submits it (kt_farm_misses); a farm
+ * that fails is a warning: the configure goes on with what it has. */
+static void farm_misses(run *rn)
+{
+	const kt_generate_opts *o = rn->o;
+	if (!rn->here && !(o->gpu && o->gpu[0])) {
+		note(o, "kt: warning: KT_FARM: no GPU here and no --gpu/KT_GPU: the farm's records would be of an unknown GPU, "
+			"so nothing is farmed; KT_GPU names the GPU model that KT_FARM reaches");
+		return;
+	}
+	size_t n = 0, cap = (size_t)rn->nshapes + 1;
+	kt_farm_miss *m = kt_xcalloc(cap, sizeof *m);
+	kt_buf *shapes = kt_xcalloc(cap, sizeof *shapes);
+	gen **mg = kt_xcalloc(cap, sizeof *mg);
+	int *mi = kt_xcalloc(cap, sizeof *mi);
+	for (int j = 0; j < rn->n; j++)
+		for (int i = 0; i < rn->g[j].n; i++) {
+			gen *g = &rn->g[j];
+			const kt_generate_kernel *k = g->k;
+			if (g->decided[i])
+				continue;
+			kt_tmpl_format_shape(g->t, shape_at(g, i), &shapes[n]);
+			m[n] = (kt_farm_miss){k->name, k->template_path, k->types, k->ntypes, k->arch, k->nvcc, k->flags,
+					      k->project_cache, kt_buf_str(&shapes[n]), g->key[i]};
+			mg[n] = g;
+			mi[n++] = i;
+		}
+	kt_farm_list l = {.gpu = rn->here ? rn->info.id.name : o->gpu, .remote = o->remote, .farm = o->farm->spec,
+			  .budget = o->budget, .seconds = o->seconds, .strategy = o->strategy, .misses = m, .n = n};
+	kt_buf msg = {0};
+	kt_err e = {0};
+	if (n && kt_farm_misses(o->farm, &l, &msg, &e) == 0)
+		note(o, "kt: %s", msg.data);
+	else if (n)
+		note(o, "kt: warning: KT_FARM: %zu miss%s could not be farmed out: %s", n, n == 1 ? "" : "es", e.msg);
+	for (size_t x = 0; x < n; x++) {
+		farm_meanwhile(mg[x], mi[x], kt_buf_str(&shapes[x]));
+		kt_buf_free(&shapes[x]);
+	}
+	kt_buf_free(&msg);
+	free(shapes);
+	free(mg);
+	free(mi);
+	free(m);
+}
+
 /* ---- the decision and the output ---------------------------------------------------------- */
 
 /* The shapes nothing decided: with --require-hit a miss for the error, else the template
@@ -614,7 +692,9 @@ int kt_generate(const kt_generate_opts *o, kt_buf *diags, kt_err *err)
 		for (int i = 0; rc == 0 && rn.g[j].cache && i < rn.g[j].n; i++)
 			if (!rn.g[j].decided[i])
 				rc = lookup(&rn.g[j], i, err);
-	if (rc == 0 && rn.tune)
+	if (rc == 0 && farming(o))
+		farm_misses(&rn);
+	else if (rc == 0 && rn.tune)
 		rc = tune_misses(&rn, err);
 	for (int j = 0; rc == 0 && j < rn.n; j++)
 		default_rest(&rn, &rn.g[j]);

@@ -15,6 +15,8 @@
 #include "llm.h"
 #include "util.h"
 
+struct kt_farm_opts;
+
 /* A GPU present on this machine always gives the keys their GPU identity (also with --no-tune and
  * --require-hit, which only forbid tuning a miss); --gpu / KT_GPU names the target when none is.
  */
@@ -68,6 +70,10 @@ typedef struct kt_generate_opts {
 	const char *llm_why;
 	const char *secret;
 	const char *report;          /* after a run that tuned: the HTML report of its kernels' records (report.h) */
+	/* KT_FARM (farm.h): when tuning is allowed (not --no-tune, not --require-hit), the misses are
+	 * not tuned here but farmed out to Slurm, and meanwhile each gets the configuration of the
+	 * closest record of its template (transfer.h), else the default.  NULL: tune here. */
+	const struct kt_farm_opts *farm;
 	int quiet;                   /* no notes */
 	void (*note)(void *ctx, const char *msg); /* notes for the user ("using the template defaults"); may be NULL */
 	void *note_ctx;

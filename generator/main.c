@@ -17,6 +17,7 @@ static const struct subcommand commands[] = {
 	{"cache", kt_cmd_cache, "inspect and maintain the tuning cache (stats, ls, show, explain, verify, gc, promote)"},
 	{"check", kt_cmd_check, "validate a template; count its combinations and feasible configurations"},
 	{"env", kt_cmd_env, "list the environment variables kt reads, their meaning and their values here"},
+	{"farm", kt_cmd_farm, "farm tuning out to a Slurm cluster's GPUs: submit misses, run a task, follow a job"},
 	{"generate", kt_cmd_generate, "emit the tuned variants, the launcher and the manifest for a kernel"},
 	{"refactor", kt_cmd_refactor, "refactor a plain CUDA kernel into a template with an LLM (stage 1)"},
 	{"report", kt_cmd_report, "write the cache's records as one self-contained HTML page with plots"},

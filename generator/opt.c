@@ -140,3 +140,38 @@ int kt_opt_fail(const char *cmd, const kt_buf *diags, const kt_err *err)
 		fprintf(stderr, "kt %s: %s\n", cmd, err->msg);
 	return err->cls == KT_E_INTERNAL ? 2 : 1;
 }
+
+int kt_opt_parse_cmd(const char *cmd, const kt_opt *opts, int argc, char **argv, const char **pos, int maxpos,
+		     int *npos, const char *usage, const char *about)
+{
+	kt_err err = {0};
+	int rc = kt_opt_parse(opts, argc, argv, pos, maxpos, npos, &err);
+	if (rc == KT_OPT_HELP) {
+		kt_opt_usage(stdout, usage, about, opts);
+		return 0;
+	}
+	return rc == 0 ? -1 : kt_opt_fail(cmd, NULL, &err);
+}
+
+static void subcommand_usage(FILE *f, const char *cmd, const char *about, const kt_subcmd *cmds, size_t n)
+{
+	fprintf(f, "usage: kt %s <command> [options]\n\n%s\n\ncommands:\n", cmd, about);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(f, "\nkt %s <command> --help shows a command's options.\n", cmd);
+}
+
+int kt_opt_subcommand(const char *cmd, const char *about, const kt_subcmd *cmds, size_t n, int argc, char **argv)
+{
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		subcommand_usage(stdout, cmd, about, cmds, n);
+		return 0;
+	}
+	for (size_t i = 0; argc >= 2 && i < n; i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].run(argc - 1, argv + 1);
+	if (argc >= 2)
+		fprintf(stderr, "kt %s: unknown command '%s'\n", cmd, argv[1]);
+	subcommand_usage(stderr, cmd, about, cmds, n);
+	return 1;
+}

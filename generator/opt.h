@@ -52,4 +52,23 @@ void kt_strlist_free(kt_strlist *l);
  * message is empty), on stderr.  Returns the exit status of err's class (1 bad input, 2 internal). */
 int kt_opt_fail(const char *cmd, const kt_buf *diags, const kt_err *err);
 
+/* kt_opt_parse for the options of command cmd (a subcommand of kt, or of kt cmd): -1 when the
+ * command goes on; else it is done, and this is its exit status: 0 after --help (the usage on
+ * stdout), 1 after a bad option (reported as kt_opt_fail does). */
+int kt_opt_parse_cmd(const char *cmd, const kt_opt *opts, int argc, char **argv, const char **pos, int maxpos,
+		     int *npos, const char *usage, const char *about);
+
+/* ---- commands of subcommands (kt cache, kt farm) ---- */
+
+typedef struct kt_subcmd {
+	const char *name;
+	int (*run)(int argc, char **argv); /* argv[0] is the subcommand's name */
+	const char *summary;                /* one line */
+} kt_subcmd;
+
+/* Runs `kt <cmd> <subcommand> ...`: the one of cmds[0..n) that argv[1] names, with argv + 1.
+ * --help or -h: the usage ("usage: kt <cmd> <command> [options]", about, one line per
+ * subcommand) on stdout, 0; no subcommand or an unknown one: the usage on stderr, 1. */
+int kt_opt_subcommand(const char *cmd, const char *about, const kt_subcmd *cmds, size_t n, int argc, char **argv);
+
 #endif

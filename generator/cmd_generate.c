@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "cmd_env.h"
 #include "generate.h"
+#include "gpu.h"
 #include "opt.h"
 
 static const char usage[] = "kt generate --template FILE --name NAME --out DIR [--shape SPEC]... [options]\n"
@@ -149,6 +150,9 @@ static int apply_environment(run_args *ra, kt_agent_cfg *agent, kt_llm_config *l
 	}
 	o->require_hit = o->require_hit || kt_env_true("KT_REQUIRE_CACHE_HIT");
 	o->backend = kt_env("KT_TEST_GPU_BACKEND"); /* tests: "fake" (test builds only) */
+	kt_err be = {0};
+	if (o->backend && kt_gpu_backend_check(o->backend, &be))
+		return kt_fail(err, "KT_TEST_GPU_BACKEND=%s: %s", o->backend, be.msg);
 	o->strategy = kt_env_or(o->strategy, "KT_TUNE_STRATEGY");
 	o->tmpdir = kt_env_tmpdir();
 	long long pause = 0;

@@ -68,13 +68,7 @@ static kt_cache *open_common(const common *c, const char *remote, kt_err *err)
 static int parse(const kt_opt *opts, int argc, char **argv, const char **pos, int maxpos, int *npos,
 		 const char *usage, const char *about)
 {
-	kt_err err = {0};
-	int rc = kt_opt_parse(opts, argc, argv, pos, maxpos, npos, &err);
-	if (rc == KT_OPT_HELP) {
-		kt_opt_usage(stdout, usage, about, opts);
-		return KT_EXIT_OK;
-	}
-	return rc == 0 ? -1 : kt_opt_fail("cache", NULL, &err);
+	return kt_opt_begin("cache", opts, argc, argv, pos, maxpos, npos, usage, about);
 }
 
 static int fail(kt_err *err) { return kt_opt_fail("cache", NULL, err); }
@@ -917,14 +911,8 @@ static int cmd_import(int argc, char **argv)
 
 /* ---- the table ---- */
 
-struct cache_cmd {
-	const char *name;
-	int (*run)(int argc, char **argv);
-	const char *summary;
-};
-
-/* Sorted by name. */
-static const struct cache_cmd commands[] = {
+/* Sorted by name (lint.tables keeps it so). */
+static const kt_subcmd commands[] = {
 	{"explain", cmd_explain, "print the key fields and the key of a template at a shape"},
 	{"export", cmd_export, "write records in Kernel Tuner's T4 results format"},
 	{"gc", cmd_gc, "remove the oldest records of the user cache down to a size"},
@@ -936,31 +924,10 @@ static const struct cache_cmd commands[] = {
 	{"verify", cmd_verify, "check that every record is whole"},
 };
 
-static void usage(FILE *f)
-{
-	fputs("usage: kt cache <command> [options]\n\n"
-	      "Looks into and looks after kt's tuning cache: the user cache ($KT_CACHE_DIR, else\n"
-	      "$XDG_CACHE_HOME/kt, else ~/.cache/kt), the project's cache/ and a remote HTTP cache.\n\ncommands:\n",
-	      f);
-	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-	fputs("\nkt cache <command> --help shows a command's options.\n", f);
-}
-
 int kt_cmd_cache(int argc, char **argv)
 {
-	if (argc < 2) {
-		usage(stderr);
-		return KT_EXIT_INPUT;
-	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		usage(stdout);
-		return KT_EXIT_OK;
-	}
-	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "kt cache: unknown command '%s'\n", argv[1]);
-	usage(stderr);
-	return KT_EXIT_INPUT;
+	return kt_subcmd_run("kt cache",
+			     "Looks into and looks after kt's tuning cache: the user cache ($KT_CACHE_DIR, else\n"
+			     "$XDG_CACHE_HOME/kt, else ~/.cache/kt), the project's cache/ and a remote HTTP cache.",
+			     commands, sizeof commands / sizeof commands[0], argc, argv);
 }

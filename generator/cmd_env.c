@@ -15,7 +15,7 @@ typedef struct env_var {
 	const char *name, *meaning;
 } env_var;
 
-/* Sorted by name (a unit test keeps it so). */
+/* Sorted by name (lint.environment keeps it so). */
 static const env_var vars[] = {
 	{"CI", "set on CI machines: the CMake module's KT_READ_ONLY defaults to ON"},
 	{"HOME", "the user cache defaults to ~/.cache/kt"},
@@ -215,14 +215,9 @@ static const char about[] = "Lists every environment variable kt reads, what it 
 int kt_cmd_env(int argc, char **argv)
 {
 	const kt_opt opts[] = {{0}};
-	kt_err err = {0};
-	int npos = 0, rc = kt_opt_parse(opts, argc, argv, NULL, 0, &npos, &err);
-	if (rc == KT_OPT_HELP) {
-		kt_opt_usage(stdout, usage, about, opts);
-		return KT_EXIT_OK;
-	}
-	if (rc)
-		return kt_opt_fail("env", NULL, &err);
+	int npos = 0, rc = kt_opt_begin("env", opts, argc, argv, NULL, 0, &npos, usage, about);
+	if (rc >= 0)
+		return rc;
 	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
 		const char *v = getenv(vars[i].name);
 		int secret = strstr(vars[i].name, "API_KEY") != NULL;

@@ -195,13 +195,11 @@ int kt_cmd_generate(int argc, char **argv)
 	char *cache_dir = NULL;
 	kt_agent_cfg agent;
 	kt_llm_config llm;
-	int npos, rc = kt_opt_parse(opts, argc, argv, NULL, 0, &npos, &err);
-	if (rc == KT_OPT_HELP) {
-		kt_opt_usage(stdout, usage, about, opts);
-		rc = KT_EXIT_OK;
+	int npos, rc = kt_opt_begin("generate", opts, argc, argv, NULL, 0, &npos, usage, about);
+	if (rc >= 0)
 		goto out;
-	}
-	if (rc == 0 && ra.batch && (one.k.template_path || one.k.name || one.k.outdir || one.shapes.n))
+	rc = 0;
+	if (ra.batch && (one.k.template_path || one.k.name || one.k.outdir || one.shapes.n))
 		rc = kt_fail(&err, "--batch %s: the kernel options go into the file, not on the command line", ra.batch);
 	if (rc == 0 && ra.batch)
 		rc = read_batch(ra.batch, &batch, &kas, &nk, &err);

@@ -313,14 +313,11 @@ int kt_cmd_tune(int argc, char **argv)
 	kt_buf flagstr = {0};
 	uint16_t *only = NULL;
 	kt_tune_opts o = {0};
-	rc = kt_opt_parse(opts, argc, argv, pos, 1, &npos, &err);
-	if (rc == KT_OPT_HELP) {
-		kt_opt_usage(stdout, usage, about, opts);
-		rc = KT_EXIT_OK;
+	if ((rc = kt_opt_begin("tune", opts, argc, argv, pos, 1, &npos, usage, about)) >= 0)
 		goto out;
-	}
+	rc = 0;
 	kt_err be = {0};
-	if (rc == 0 && kt_gpu_backend_check(a.backend, &be))
+	if (kt_gpu_backend_check(a.backend, &be))
 		rc = kt_fail(&err, "--backend %s: %s", a.backend, be.msg);
 	if (rc == 0 && a.list_gpus) {
 		rc = list_gpus(a.backend, &err) ? kt_opt_fail("tune", &diags, &err) : KT_EXIT_OK;

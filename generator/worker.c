@@ -937,14 +937,10 @@ int kt_cmd_worker(int argc, char **argv)
 		{"parent", KT_OPT_INT, &parent, "PID", "the tuner: the worker exits when it is gone"},
 		{0},
 	};
+	int npos = 0, rc = kt_opt_begin("worker", opts, argc, argv, NULL, 0, &npos, worker_usage, worker_about);
+	if (rc >= 0)
+		return rc;
 	kt_err err = {0};
-	int npos = 0, rc = kt_opt_parse(opts, argc, argv, NULL, 0, &npos, &err);
-	if (rc == KT_OPT_HELP) {
-		kt_opt_usage(stdout, worker_usage, worker_about, opts);
-		return KT_EXIT_OK;
-	}
-	if (rc)
-		return kt_opt_fail("worker", NULL, &err);
 	die_with_parent(parent);
 	wk w = {0};
 	rc = KT_EXIT_OK;

@@ -309,20 +309,6 @@ int kt_agent_fitting_space(const kt_tmpl *t, const int64_t *shape, const kt_targ
 	return 0;
 }
 
-static void progress(const kt_refactor_req *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void progress(const kt_refactor_req *r, const char *fmt, ...)
-{
-	if (!r->progress)
-		return;
-	kt_buf b = {0};
-	va_list ap;
-	va_start(ap, fmt);
-	kt_buf_vprintf(&b, fmt, ap);
-	va_end(ap);
-	r->progress(r->progress_ctx, kt_buf_str(&b));
-	kt_buf_free(&b);
-}
-
 /* The reference must be the original kernel, unchanged; the tuned kernel gets a new name. */
 static int check_reference(const kt_refactor_req *req, const kt_tmpl *t, kt_buf *log)
 {
@@ -378,7 +364,7 @@ static int compile_samples(const kt_refactor_req *req, const kt_tmpl *t, const u
 		int rc = req->compile(req->compile_ctx, t, c, &out, err);
 		if (rc == 0) {
 			(*count)++;
-			progress(req, "  compiled %s", kt_buf_str(&name));
+			kt_say(req->progress, req->progress_ctx, "  compiled %s", kt_buf_str(&name));
 		} else if (rc > 0) {
 			kt_buf_printf(log, "configuration %s does not compile:\n%s", kt_buf_str(&name), kt_buf_str(&out));
 			if (out.len && out.data[out.len - 1] != '\n')
@@ -456,7 +442,7 @@ int kt_agent_check_template(const kt_refactor_req *req, const char *text, int *n
 		rc = req->verify(req->verify_ctx, t, shapes + (size_t)s * (size_t)t->nshapes, req->samples + 1, nverified,
 				 log, err);
 		if (rc == 0)
-			progress(req, "  verified against %s at %s", req->kernel, req->shapes[s]);
+			kt_say(req->progress, req->progress_ctx, "  verified against %s at %s", req->kernel, req->shapes[s]);
 	}
 	free(cfgs);
 	free(shapes);
@@ -601,10 +587,10 @@ static int refactor_round(kt_llm *llm, const kt_refactor_req *req, kt_refactor_o
 	kt_llm_reply r;
 	kt_err cerr = {0};
 	out->rounds++;
-	progress(req, "round %d: asking %s", round, kt_llm_model(llm));
+	kt_say(req->progress, req->progress_ctx, "round %d: asking %s", round, kt_llm_model(llm));
 	if (kt_llm_chat(llm, c->v, c->n, &r, &cerr)) {
 		cJSON_AddItemToArray(rounds, kt_transcript_round(round, "llm-error", cerr.msg, NULL));
-		progress(req, "round %d: %s", round, cerr.msg);
+		kt_say(req->progress, req->progress_ctx, "round %d: %s", round, cerr.msg);
 		if (kt_llm_last_failure(llm) != KT_LLM_BAD_ANSWER) {
 			*err = cerr;
 			return -1;
@@ -671,10 +657,10 @@ int kt_agent_refactor(kt_llm *llm, const kt_refactor_req *req, kt_refactor_out *
 		kt_buf_reset(&problem);
 		rc = refactor_round(llm, req, out, &c, rounds, &problem, err);
 		if (rc > 0)
-			progress(req, "round %d: rejected:\n%s", out->rounds, kt_buf_str(&problem));
+			kt_say(req->progress, req->progress_ctx, "round %d: rejected:\n%s", out->rounds, kt_buf_str(&problem));
 	}
 	if (rc == 0)
-		progress(req, "round %d: accepted", out->rounds);
+		kt_say(req->progress, req->progress_ctx, "round %d: accepted", out->rounds);
 	cJSON_AddNumberToObject(root, "compiled", out->compiled);
 	cJSON_AddNumberToObject(root, "verified", out->verified);
 	kt_transcript_finish(llm, root, &c, rc == 0 ? "accepted" : "failed", rc == 0 ? NULL : err->msg, &out->transcript);

@@ -35,20 +35,6 @@ struct kt_cache {
 	kt_cache_stats stats;
 };
 
-static void warn(kt_cache *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(kt_cache *c, const char *fmt, ...)
-{
-	if (!c->warn)
-		return;
-	kt_buf b = {0};
-	va_list ap;
-	va_start(ap, fmt);
-	kt_buf_vprintf(&b, fmt, ap);
-	va_end(ap);
-	c->warn(c->warn_ctx, kt_buf_str(&b));
-	kt_buf_free(&b);
-}
-
 /* ---- paths ---- */
 
 static char *version_dir(const char *dir)
@@ -167,7 +153,7 @@ kt_cache *kt_cache_open(const kt_cache_opts *o, kt_err *err)
 		c->remote_url = kt_xstrdup(url);
 		c->remote = kt_remote_open(url, &why);
 		if (!c->remote)
-			warn(c, "%s; the remote cache is not used", why.msg);
+			kt_say(c->warn, c->warn_ctx, "%s; the remote cache is not used", why.msg);
 	}
 	return c;
 }
@@ -274,7 +260,7 @@ int kt_cache_retune(const kt_cache *c, const char *kernel)
 /* Switches the remote off after its first failure, saying so once. */
 static void remote_failed(kt_cache *c, const char *why)
 {
-	warn(c, "remote cache %s: %s; not used for the rest of this run", c->remote_url, why);
+	kt_say(c->warn, c->warn_ctx, "remote cache %s: %s; not used for the rest of this run", c->remote_url, why);
 	c->stats.remote_errors++;
 	kt_remote_close(c->remote);
 	c->remote = NULL;
@@ -299,7 +285,7 @@ static void copy_up(kt_cache *c, const kt_key *k, const kt_buf *text)
 	char *path = kt_cache_record_path(c->dir[KT_TIER_USER], k->hex), *dir = kt_path_dir(path);
 	kt_err err = {0};
 	if (kt_mkdirs(dir, &err) != 0 || kt_write_atomic(path, text->data, text->len, &err) != 0)
-		warn(c, "cannot copy a record into the user cache: %s", err.msg);
+		kt_say(c->warn, c->warn_ctx, "cannot copy a record into the user cache: %s", err.msg);
 	free(dir);
 	free(path);
 }
@@ -316,10 +302,10 @@ static int lookup_dir(kt_cache *c, kt_tier tier, const kt_key *k, const kt_tmpl 
 			hit = 1;
 		else {
 			c->stats.corrupt++;
-			warn(c, "cache record %s: %s; treated as a miss", path, why.msg);
+			kt_say(c->warn, c->warn_ctx, "cache record %s: %s; treated as a miss", path, why.msg);
 		}
 	} else if (access(path, F_OK) == 0 || errno != ENOENT) {
-		warn(c, "%s; treated as a miss", why.msg);
+		kt_say(c->warn, c->warn_ctx, "%s; treated as a miss", why.msg);
 	}
 	free(path);
 	return hit;
@@ -543,7 +529,8 @@ int kt_cache_ceilings(kt_cache *c, const kt_gpu_id *id, kt_ceilings *out)
 		out->tensor_gflops = cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(doc, "tensor_gflops")) ? v->valuedouble : 0;
 		rc = 0;
 	} else if (doc) {
-		warn(c, "%s is not a ceilings record of this GPU (or of this format); it is measured again", path);
+		kt_say(c->warn, c->warn_ctx, "%s is not a ceilings record of this GPU (or of this format); it is measured again",
+		       path);
 	}
 	cJSON_Delete(doc);
 	kt_buf_free(&text);
@@ -572,7 +559,7 @@ void kt_cache_ceilings_store(kt_cache *c, const kt_gpu_id *id, const kt_ceilings
 	char *text = kt_json_text(doc, 1);
 	kt_err e = {0};
 	if (kt_mkdirs(dir, &e) != 0 || kt_write_atomic(path, text, strlen(text), &e) != 0)
-		warn(c, "the GPU's ceilings were not kept: %s", e.msg); /* they are measured again next time */
+		kt_say(c->warn, c->warn_ctx, "the GPU's ceilings were not kept: %s", e.msg); /* they are measured again next time */
 	free(text);
 	cJSON_Delete(doc);
 	kt_buf_free(&ident);

@@ -68,7 +68,7 @@ static kt_cache *open_common(const common *c, const char *remote, kt_err *err)
 static int parse(const kt_opt *opts, int argc, char **argv, const char **pos, int maxpos, int *npos,
 		 const char *usage, const char *about)
 {
-	return kt_opt_parse_cmd("cache", opts, argc, argv, pos, maxpos, npos, usage, about);
+	return kt_opt_begin("cache", opts, argc, argv, pos, maxpos, npos, usage, about);
 }
 
 static int fail(kt_err *err) { return kt_opt_fail("cache", NULL, err); }
@@ -911,7 +911,7 @@ static int cmd_import(int argc, char **argv)
 
 /* ---- the table ---- */
 
-/* Sorted by name. */
+/* Sorted by name (lint.tables keeps it so). */
 static const kt_subcmd commands[] = {
 	{"explain", cmd_explain, "print the key fields and the key of a template at a shape"},
 	{"export", cmd_export, "write records in Kernel Tuner's T4 results format"},
@@ -926,8 +926,8 @@ static const kt_subcmd commands[] = {
 
 int kt_cmd_cache(int argc, char **argv)
 {
-	return kt_opt_subcommand("cache",
-				 "Looks into and looks after kt's tuning cache: the user cache ($KT_CACHE_DIR, else\n"
-				 "$XDG_CACHE_HOME/kt, else ~/.cache/kt), the project's cache/ and a remote HTTP cache.",
-				 commands, sizeof commands / sizeof commands[0], argc, argv);
+	return kt_subcmd_run("kt cache",
+			     "Looks into and looks after kt's tuning cache: the user cache ($KT_CACHE_DIR, else\n"
+			     "$XDG_CACHE_HOME/kt, else ~/.cache/kt), the project's cache/ and a remote HTTP cache.",
+			     commands, sizeof commands / sizeof commands[0], argc, argv);
 }

@@ -71,13 +71,10 @@ int kt_cmd_check(int argc, char **argv)
 	kt_err err = {0};
 	kt_buf diags = {0};
 	kt_tmpl *t = NULL;
-	rc = kt_opt_parse(opts, argc, argv, pos, 1, &npos, &err);
-	if (rc == KT_OPT_HELP) {
-		kt_opt_usage(stdout, usage, about, opts);
-		rc = KT_EXIT_OK;
+	if ((rc = kt_opt_begin("check", opts, argc, argv, pos, 1, &npos, usage, about)) >= 0)
 		goto out;
-	}
-	if (rc == 0 && npos != 1)
+	rc = 0;
+	if (npos != 1)
 		rc = kt_fail(&err, "no template given (usage: %s)", usage);
 	if (rc == 0)
 		rc = kt_arch_check(arch, &err);

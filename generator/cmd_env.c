@@ -15,7 +15,7 @@ typedef struct env_var {
 	const char *name, *meaning;
 } env_var;
 
-/* Sorted by name (a unit test keeps it so). */
+/* Sorted by name (lint.environment keeps it so). */
 static const env_var vars[] = {
 	{"CI", "set on CI machines: the CMake module's KT_READ_ONLY defaults to ON"},
 	{"HOME", "the user cache defaults to ~/.cache/kt"},
@@ -24,8 +24,8 @@ static const env_var vars[] = {
 	{"KT_AGENT_TOKENS", "tokens per agent task, prompt and completion (default 400000; 0: no limit)"},
 	{"KT_CACHE_DIR", "the user's tuning cache (else $XDG_CACHE_HOME/kt, else ~/.cache/kt)"},
 	{"KT_DOC_DIR", "where kt refactor finds docs/template-language.md (else the installed or source copy)"},
-	{"KT_FAKE_GPUS", "tests: the number of devices of the fake GPU backend (test builds only)"},
-	{"KT_FAKE_LOG", "tests: a file where the fake GPU backend logs its launches (test builds only)"},
+	{"KT_FAKE_GPUS", "tests: the number of devices of the fake GPU backend (test builds only: kt-fake)"},
+	{"KT_FAKE_LOG", "tests: a file where the fake GPU backend logs its launches (test builds only: kt-fake)"},
 	{"KT_FARM", "farm the misses out to a Slurm cluster's GPUs instead of tuning here: ON or KEY=VALUE settings (docs/farm.md)"},
 	{"KT_GPU", "the GPU to generate for when none is present, e.g. NVIDIA H200"},
 	{"KT_LLM_API_KEY", "the model's API key (else OPENAI_API_KEY); never written anywhere"},
@@ -39,7 +39,7 @@ static const env_var vars[] = {
 	{"KT_REMOTE_CACHE", "URL of a remote HTTP tuning cache (bazel-remote, nginx WebDAV)"},
 	{"KT_REQUIRE_CACHE_HIT", "a cache miss is an error (CI)"},
 	{"KT_RETUNE", "re-tune: ON (every kernel), OFF, or a kernel-name pattern"},
-	{"KT_TEST_GPU_BACKEND", "tests: the GPU backend of kt generate (fake, in test builds only)"},
+	{"KT_TEST_GPU_BACKEND", "tests: the GPU backend of kt generate: fake, in test builds only (kt-fake)"},
 	{"KT_TEST_STORE_PAUSE_MS", "tests: a cache store waits this long before its rename (a crash window)"},
 	{"KT_TUNE_BUDGET", "evaluations per shape when a miss is tuned (default 400; < 0: the whole space)"},
 	{"KT_TUNE_ROUNDS", "tuning rounds per shape with a planner (default 2)"},
@@ -216,14 +216,9 @@ static const char about[] = "Lists every environment variable kt reads, what it 
 int kt_cmd_env(int argc, char **argv)
 {
 	const kt_opt opts[] = {{0}};
-	kt_err err = {0};
-	int npos = 0, rc = kt_opt_parse(opts, argc, argv, NULL, 0, &npos, &err);
-	if (rc == KT_OPT_HELP) {
-		kt_opt_usage(stdout, usage, about, opts);
-		return KT_EXIT_OK;
-	}
-	if (rc)
-		return kt_opt_fail("env", NULL, &err);
+	int npos = 0, rc = kt_opt_begin("env", opts, argc, argv, NULL, 0, &npos, usage, about);
+	if (rc >= 0)
+		return rc;
 	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
 		const char *v = getenv(vars[i].name);
 		int secret = strstr(vars[i].name, "API_KEY") != NULL;

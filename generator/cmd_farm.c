@@ -21,7 +21,7 @@ static int fail(kt_err *err) { return kt_opt_fail("farm", NULL, err); }
 static int parse(const kt_opt *opts, int argc, char **argv, const char **pos, int maxpos, int *npos,
 		 const char *usage, const char *about)
 {
-	return kt_opt_parse_cmd("farm", opts, argc, argv, pos, maxpos, npos, usage, about);
+	return kt_opt_begin("farm", opts, argc, argv, pos, maxpos, npos, usage, about);
 }
 
 /* ---- submit ---- */
@@ -218,9 +218,9 @@ static const kt_subcmd commands[] = {
 
 int kt_cmd_farm(int argc, char **argv)
 {
-	return kt_opt_subcommand("farm",
-				 "Farms tuning out to a Slurm cluster's GPUs: a configure with KT_FARM writes its misses\n"
-				 "to a list and submits it; each array task tunes its share on a GPU node and stores the\n"
-				 "records in the remote cache, where the next configure finds them (docs/farm.md).",
-				 commands, sizeof commands / sizeof commands[0], argc, argv);
+	return kt_subcmd_run("kt farm",
+			     "Farms tuning out to a Slurm cluster's GPUs: a configure with KT_FARM writes its misses\n"
+			     "to a list and submits it; each array task tunes its share on a GPU node and stores the\n"
+			     "records in the remote cache, where the next configure finds them (docs/farm.md).",
+			     commands, sizeof commands / sizeof commands[0], argc, argv);
 }

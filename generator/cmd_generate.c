@@ -9,6 +9,7 @@
 #include "cmd_env.h"
 #include "farm.h"
 #include "generate.h"
+#include "gpu.h"
 #include "opt.h"
 
 static const char usage[] = "kt generate --template FILE --name NAME --out DIR [--shape SPEC]... [options]\n"
@@ -154,6 +155,9 @@ static int apply_environment(run_args *ra, kt_agent_cfg *agent, kt_llm_config *l
 	}
 	o->require_hit = o->require_hit || kt_env_true("KT_REQUIRE_CACHE_HIT");
 	o->backend = kt_env("KT_TEST_GPU_BACKEND"); /* tests: "fake" (test builds only) */
+	kt_err be = {0};
+	if (o->backend && kt_gpu_backend_check(o->backend, &be))
+		return kt_fail(err, "KT_TEST_GPU_BACKEND=%s: %s", o->backend, be.msg);
 	o->strategy = kt_env_or(o->strategy, "KT_TUNE_STRATEGY");
 	o->tmpdir = kt_env_tmpdir();
 	long long pause = 0;
@@ -220,13 +224,11 @@ int kt_cmd_generate(int argc, char **argv)
 	kt_farm_opts farm;
 	kt_slurm slurm;
 	char *farm_owned[2] = {NULL, NULL};
-	int npos, rc = kt_opt_parse(opts, argc, argv, NULL, 0, &npos, &err);
-	if (rc == KT_OPT_HELP) {
-		kt_opt_usage(stdout, usage, about, opts);
-		rc = KT_EXIT_OK;
+	int npos, rc = kt_opt_begin("generate", opts, argc, argv, NULL, 0, &npos, usage, about);
+	if (rc >= 0)
 		goto out;
-	}
-	if (rc == 0 && ra.batch && (one.k.template_path || one.k.name || one.k.outdir || one.shapes.n))
+	rc = 0;
+	if (ra.batch && (one.k.template_path || one.k.name || one.k.outdir || one.shapes.n))
 		rc = kt_fail(&err, "--batch %s: the kernel options go into the file, not on the command line", ra.batch);
 	if (rc == 0 && ra.batch)
 		rc = read_batch(ra.batch, &batch, &kas, &nk, &err);

@@ -444,12 +444,10 @@ int kt_cmd_refactor(int argc, char **argv)
 	const char *pos[1];
 	int npos;
 	kt_err err = {0};
-	int rc = kt_opt_parse(opts, argc, args, pos, 1, &npos, &err);
-	if (rc == KT_OPT_HELP) {
-		kt_opt_usage(stdout, usage, about, opts);
+	int rc = kt_opt_begin("refactor", opts, argc, args, pos, 1, &npos, usage, about);
+	if (rc < 0) {
 		rc = 0;
-	} else {
-		if (rc == 0 && npos != 1)
+		if (npos != 1)
 			rc = kt_fail(&err, "no source file given (usage: %s)", usage);
 		if (rc == 0 && (!a.kernel || !a.output))
 			rc = kt_fail(&err, "%s is required (usage: %s)", !a.kernel ? "--kernel" : "-o", usage);
@@ -459,8 +457,9 @@ int kt_cmd_refactor(int argc, char **argv)
 			rc = refactor(&a, pos[0], &err);
 		if (rc)
 			fprintf(stderr, "kt refactor: error: %s\n", err.msg);
+		rc = rc == 0 ? KT_EXIT_OK : err.cls == KT_E_INTERNAL ? KT_EXIT_INTERNAL : KT_EXIT_INPUT;
 	}
 	free(args);
 	kt_strlist_free(&a.shapes);
-	return rc == 0 ? KT_EXIT_OK : err.cls == KT_E_INTERNAL ? KT_EXIT_INTERNAL : KT_EXIT_INPUT;
+	return rc;
 }

@@ -116,23 +116,17 @@ int kt_cmd_report(int argc, char **argv)
 	const char *pos[1];
 	int npos;
 	kt_err err = {0};
-	int rc = kt_opt_parse(opts, argc, argv, pos, 0, &npos, &err);
-	if (rc == KT_OPT_HELP) {
-		kt_opt_usage(stdout,
-			     "kt report [--project-cache DIR] [--cache-dir DIR] [--kernel PATTERN] [--gpu NAME]\n"
-			     "                 [--key HEX]... [--keys FILE] [--title TEXT] -o FILE",
-			     "Writes one self-contained HTML page (inline CSS and SVG, no scripts, nothing fetched)\n"
-			     "from the cache's records: a summary table, the GPUs and toolchains, and per kernel\n"
-			     "and shape the chosen configuration against the default and the naive kernel, the\n"
-			     "share of the roofline floor reached, every evaluation's time by the parameter that\n"
-			     "matters most, the search's best time so far, and the failures by cause\n"
-			     "(docs/report.md).  Records that cannot be read are skipped with a warning.",
-			     opts);
-		kt_strlist_free(&a.keys);
-		return KT_EXIT_OK;
-	}
-	if (rc == 0)
-		rc = run(&a, &err);
+	int rc = kt_opt_begin("report", opts, argc, argv, pos, 0, &npos,
+			      "kt report [--project-cache DIR] [--cache-dir DIR] [--kernel PATTERN] [--gpu NAME]\n"
+			      "                 [--key HEX]... [--keys FILE] [--title TEXT] -o FILE",
+			      "Writes one self-contained HTML page (inline CSS and SVG, no scripts, nothing fetched)\n"
+			      "from the cache's records: a summary table, the GPUs and toolchains, and per kernel\n"
+			      "and shape the chosen configuration against the default and the naive kernel, the\n"
+			      "share of the roofline floor reached, every evaluation's time by the parameter that\n"
+			      "matters most, the search's best time so far, and the failures by cause\n"
+			      "(docs/report.md).  Records that cannot be read are skipped with a warning.");
+	if (rc < 0)
+		rc = run(&a, &err) == 0 ? KT_EXIT_OK : kt_opt_fail("report", NULL, &err);
 	kt_strlist_free(&a.keys);
-	return rc == 0 ? KT_EXIT_OK : kt_opt_fail("report", NULL, &err);
+	return rc;
 }

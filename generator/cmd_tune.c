@@ -9,6 +9,7 @@
 #include "cache.h"
 #include "cmd.h"
 #include "cmd_env.h"
+#include "gpu.h"
 #include "opt.h"
 #include "recorded.h"
 #include "t4.h"
@@ -298,7 +299,7 @@ int kt_cmd_tune(int argc, char **argv)
 		{"t4", KT_OPT_STR, &a.t4, "FILE", "save every evaluation in Kernel Tuner's T4 results format"},
 		{"cache-dir", KT_OPT_STR, &a.cache_dir, "DIR", "where the GPU's measured ceilings are kept"},
 		{"workdir", KT_OPT_STR, &a.workdir, "DIR", "keep the variant sources, cubins and logs here"},
-		{"backend", KT_OPT_STR, &a.backend, "B", "GPU backend: cuda (default) or fake (for tests)"},
+		{"backend", KT_OPT_STR, &a.backend, "B", "GPU backend: cuda (the default; test builds add fake)"},
 		{"quiet", KT_OPT_FLAG, &a.quiet, NULL, "no progress line"},
 		{"list-gpus", KT_OPT_FLAG, &a.list_gpus, NULL, "list the GPUs that tuning would use (or why there is none) and exit"},
 		{0},
@@ -312,12 +313,12 @@ int kt_cmd_tune(int argc, char **argv)
 	kt_buf flagstr = {0};
 	uint16_t *only = NULL;
 	kt_tune_opts o = {0};
-	rc = kt_opt_parse(opts, argc, argv, pos, 1, &npos, &err);
-	if (rc == KT_OPT_HELP) {
-		kt_opt_usage(stdout, usage, about, opts);
-		rc = KT_EXIT_OK;
+	if ((rc = kt_opt_begin("tune", opts, argc, argv, pos, 1, &npos, usage, about)) >= 0)
 		goto out;
-	}
+	rc = 0;
+	kt_err be = {0};
+	if (kt_gpu_backend_check(a.backend, &be))
+		rc = kt_fail(&err, "--backend %s: %s", a.backend, be.msg);
 	if (rc == 0 && a.list_gpus) {
 		rc = list_gpus(a.backend, &err) ? kt_opt_fail("tune", &diags, &err) : KT_EXIT_OK;
 		goto out;

@@ -66,15 +66,12 @@ static void note(const kt_generate_opts *o, const char *fmt, ...) __attribute__(
 /* Passes a note to the caller (the command prints it), unless quiet. */
 static void note(const kt_generate_opts *o, const char *fmt, ...)
 {
-	if (o->quiet || !o->note)
+	if (o->quiet)
 		return;
-	kt_buf b = {0};
 	va_list ap;
 	va_start(ap, fmt);
-	kt_buf_vprintf(&b, fmt, ap);
+	kt_vsay(o->note, o->note_ctx, fmt, ap);
 	va_end(ap);
-	o->note(o->note_ctx, b.data);
-	kt_buf_free(&b);
 }
 
 /* KT_FARM: the misses go to Slurm instead of being tuned here (see farm_misses). */
@@ -212,12 +209,7 @@ static int read_kernel(gen *g, kt_buf *diags, kt_err *err)
 static void cache_warning(void *ctx, const char *msg)
 {
 	const gen *g = ctx;
-	if (!g->o->note)
-		return;
-	kt_buf b = {0};
-	kt_buf_printf(&b, "kt: warning: %s", msg);
-	g->o->note(g->o->note_ctx, b.data);
-	kt_buf_free(&b);
+	kt_say(g->o->note, g->o->note_ctx, "kt: warning: %s", msg);
 }
 
 /* Opens kernel g's cache when keys can be made: with a GPU here, or with the target GPU named by

@@ -1,5 +1,6 @@
-/* gpu.c - what every GPU backend shares: choosing one by name, finding a kernel in a module,
- * and the host-side conversions of element types (half and bfloat16 included). */
+/* gpu.c - what every GPU backend shares: choosing one by name from the executable's table,
+ * finding a kernel in a module, and the host-side conversions of element types (half and
+ * bfloat16 included). */
 #include "gpu.h"
 
 #include <math.h>
@@ -14,11 +15,24 @@ void kt_gpu_arch(const kt_gpu_id *id, char *out, size_t n)
 
 const kt_gpu_ops *kt_gpu_backend(const char *name)
 {
-	if (!name || !strcmp(name, "cuda"))
-		return kt_gpu_cuda();
-	if (!strcmp(name, "fake"))
-		return kt_gpu_fake();
+	const kt_gpu_ops *ops;
+	for (size_t i = 0; (ops = kt_gpu_backend_at(i)); i++)
+		if (!strcmp(ops->name, name ? name : "cuda"))
+			return ops;
 	return NULL;
+}
+
+int kt_gpu_backend_check(const char *name, kt_err *err)
+{
+	if (kt_gpu_backend(name))
+		return 0;
+	kt_buf have = {0};
+	const kt_gpu_ops *ops;
+	for (size_t i = 0; (ops = kt_gpu_backend_at(i)); i++)
+		kt_buf_printf(&have, "%s%s", i ? ", " : "", ops->name);
+	kt_fail(err, "no GPU backend '%s' (this kt has: %s)", name, kt_buf_str(&have));
+	kt_buf_free(&have);
+	return -1;
 }
 
 /* The last name of a mangled nested name "N<len><name>...E" at p (after "_Z"): its length in

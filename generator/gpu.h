@@ -1,9 +1,11 @@
 /* gpu.h - the GPU seam: the few driver operations that testing and timing a variant needs.
  *
  * A backend is a table of functions (kt_gpu_ops).  "cuda" (gpu_cuda.c) loads libcuda.so.1 with
- * dlopen, so kt runs where no driver exists: count() then says 0 and why.  "fake" (gpu_fake.c)
- * runs kernels on the host by what their module text says (see gpu_fake.c), deterministically,
- * for tests of the worker protocol without a GPU.
+ * dlopen, so kt runs where no driver exists: count() then says 0 and why.  "fake" (gpu_fake.h)
+ * runs kernels on the host by what their module text says, deterministically, for tests of the
+ * worker protocol without a GPU; only test builds have it.  Which backends an executable has is
+ * the table linked into it: gpu_backends.c in the product kt (cuda), gpu_backends_test.c in the
+ * unit tests and kt-fake (cuda, fake).
  *
  * Every operation returns 0, or -1 with err set to the driver's error name and text.  After a
  * fault (an illegal address, a launch failure) the context is broken: the caller must close it
@@ -75,9 +77,14 @@ struct kt_gpu {
 };
 
 const kt_gpu_ops *kt_gpu_cuda(void);
-const kt_gpu_ops *kt_gpu_fake(void);
-/* The backend called name ("cuda" or "fake"); NULL when there is none by that name. */
+/* Backend i of this executable's table ("cuda" first), NULL past the end: defined by the table
+ * linked into the executable (gpu_backends.c or gpu_backends_test.c), not by gpu.c. */
+const kt_gpu_ops *kt_gpu_backend_at(size_t i);
+/* The backend called name (NULL: "cuda"); NULL when this executable has none by that name. */
 const kt_gpu_ops *kt_gpu_backend(const char *name);
+/* 0 when this executable has the backend called name (NULL: "cuda"), else -1 with a bad-input err
+ * naming it and the backends it has. */
+int kt_gpu_backend_check(const char *name, kt_err *err);
 /* The device's own compile target as nvcc names it after "sm_" ("90" for 9.0) into out[n]. */
 void kt_gpu_arch(const kt_gpu_id *id, char *out, size_t n);
 

@@ -1,4 +1,5 @@
-/* gpu_fake.c - a deterministic GPU on the host, for tests of the worker and the tuning loop.
+/* gpu_fake.c - a deterministic GPU on the host, for tests of the worker and the tuning loop
+ * (test builds only: see gpu_fake.h).
  *
  * Device memory is host memory; a device address is a host address.  A module is the text it was
  * loaded from (tests compile variants with a fake compiler that copies the .cu source), and a
@@ -21,7 +22,7 @@
  * Time is a fake clock that launches and copies advance, so events measure it exactly.
  * KT_FAKE_GPUS sets the number of devices (default 1); KT_FAKE_LOG a file that logs the launches.
  */
-#include "gpu.h"
+#include "gpu_fake.h"
 
 #include <stdio.h>
 #include <stdlib.h>

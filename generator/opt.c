@@ -132,17 +132,8 @@ void kt_strlist_free(kt_strlist *l)
 	l->n = 0;
 }
 
-int kt_opt_fail(const char *cmd, const kt_buf *diags, const kt_err *err)
-{
-	if (diags && diags->len)
-		fputs(diags->data, stderr);
-	if (err->msg[0])
-		fprintf(stderr, "kt %s: %s\n", cmd, err->msg);
-	return err->cls == KT_E_INTERNAL ? 2 : 1;
-}
-
-int kt_opt_parse_cmd(const char *cmd, const kt_opt *opts, int argc, char **argv, const char **pos, int maxpos,
-		     int *npos, const char *usage, const char *about)
+int kt_opt_begin(const char *cmd, const kt_opt *opts, int argc, char **argv, const char **pos, int maxpos, int *npos,
+		 const char *usage, const char *about)
 {
 	kt_err err = {0};
 	int rc = kt_opt_parse(opts, argc, argv, pos, maxpos, npos, &err);
@@ -153,25 +144,41 @@ int kt_opt_parse_cmd(const char *cmd, const kt_opt *opts, int argc, char **argv,
 	return rc == 0 ? -1 : kt_opt_fail(cmd, NULL, &err);
 }
 
-static void subcommand_usage(FILE *f, const char *cmd, const char *about, const kt_subcmd *cmds, size_t n)
+static void subcmd_usage(FILE *f, const char *prog, const char *about, const kt_subcmd *table, size_t n)
 {
-	fprintf(f, "usage: kt %s <command> [options]\n\n%s\n\ncommands:\n", cmd, about);
+	int width = 0;
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].summary);
-	fprintf(f, "\nkt %s <command> --help shows a command's options.\n", cmd);
+		if ((int)strlen(table[i].name) > width)
+			width = (int)strlen(table[i].name);
+	fprintf(f, "usage: %s <command> [options]\n\n%s%scommands:\n", prog, about ? about : "", about ? "\n\n" : "");
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "  %-*s %s\n", width + 2, table[i].name, table[i].summary);
+	fprintf(f, "\n%s <command> --help shows a command's options.\n", prog);
 }
 
-int kt_opt_subcommand(const char *cmd, const char *about, const kt_subcmd *cmds, size_t n, int argc, char **argv)
+int kt_subcmd_run(const char *prog, const char *about, const kt_subcmd *table, size_t n, int argc, char **argv)
 {
-	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		subcommand_usage(stdout, cmd, about, cmds, n);
+	if (argc < 2) {
+		subcmd_usage(stderr, prog, about, table, n);
+		return 1;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		subcmd_usage(stdout, prog, about, table, n);
 		return 0;
 	}
-	for (size_t i = 0; argc >= 2 && i < n; i++)
-		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].run(argc - 1, argv + 1);
-	if (argc >= 2)
-		fprintf(stderr, "kt %s: unknown command '%s'\n", cmd, argv[1]);
-	subcommand_usage(stderr, cmd, about, cmds, n);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(argv[1], table[i].name))
+			return table[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "%s: unknown command '%s'\n", prog, argv[1]);
+	subcmd_usage(stderr, prog, about, table, n);
 	return 1;
+}
+
+int kt_opt_fail(const char *cmd, const kt_buf *diags, const kt_err *err)
+{
+	if (diags && diags->len)
+		fputs(diags->data, stderr);
+	if (err->msg[0])
+		fprintf(stderr, "kt %s: %s\n", cmd, err->msg);
+	return err->cls == KT_E_INTERNAL ? 2 : 1;
 }

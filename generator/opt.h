@@ -43,32 +43,33 @@ enum { KT_OPT_HELP = 1 }; /* kt_opt_parse's return when --help or -h was given *
  * offending argument. */
 int kt_opt_parse(const kt_opt *opts, int argc, char **argv, const char **pos, int maxpos, int *npos, kt_err *err);
 
+/* A command's opening: parses argv as kt_opt_parse does, prints the usage (kt_opt_usage) on stdout
+ * for --help and a bad argument on stderr as kt_opt_fail(cmd) does.  Returns -1 when the command
+ * goes on, else its exit status: 0 after --help, 1 after a bad argument. */
+int kt_opt_begin(const char *cmd, const kt_opt *opts, int argc, char **argv, const char **pos, int maxpos, int *npos,
+		 const char *usage, const char *about);
+
 /* Prints "usage: <usage>\n\n<about>\n\noptions:\n" and one aligned line per option. */
 void kt_opt_usage(FILE *f, const char *usage, const char *about, const kt_opt *opts);
 
 void kt_strlist_free(kt_strlist *l);
 
+/* A subcommand: its name, its function (given the arguments from its name on, returning the exit
+ * status) and one line of help.  A table of them is sorted by name. */
+typedef struct kt_subcmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} kt_subcmd;
+
+/* Runs the subcommand of table[0..n) that argv[1] names, with argv[1..argc), and returns its exit
+ * status.  --help, -h and help print the usage ("usage: PROG <command> [options]", about when not
+ * NULL, the table) on stdout and return 0; no name, or an unknown one, prints it on stderr and
+ * returns 1. */
+int kt_subcmd_run(const char *prog, const char *about, const kt_subcmd *table, size_t n, int argc, char **argv);
+
 /* For a command that failed: prints diags as they are, then "kt <cmd>: <message>" (unless the
  * message is empty), on stderr.  Returns the exit status of err's class (1 bad input, 2 internal). */
 int kt_opt_fail(const char *cmd, const kt_buf *diags, const kt_err *err);
-
-/* kt_opt_parse for the options of command cmd (a subcommand of kt, or of kt cmd): -1 when the
- * command goes on; else it is done, and this is its exit status: 0 after --help (the usage on
- * stdout), 1 after a bad option (reported as kt_opt_fail does). */
-int kt_opt_parse_cmd(const char *cmd, const kt_opt *opts, int argc, char **argv, const char **pos, int maxpos,
-		     int *npos, const char *usage, const char *about);
-
-/* ---- commands of subcommands (kt cache, kt farm) ---- */
-
-typedef struct kt_subcmd {
-	const char *name;
-	int (*run)(int argc, char **argv); /* argv[0] is the subcommand's name */
-	const char *summary;                /* one line */
-} kt_subcmd;
-
-/* Runs `kt <cmd> <subcommand> ...`: the one of cmds[0..n) that argv[1] names, with argv + 1.
- * --help or -h: the usage ("usage: kt <cmd> <command> [options]", about, one line per
- * subcommand) on stdout, 0; no subcommand or an unknown one: the usage on stderr, 1. */
-int kt_opt_subcommand(const char *cmd, const char *about, const kt_subcmd *cmds, size_t n, int argc, char **argv);
 
 #endif

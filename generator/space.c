@@ -3,10 +3,12 @@
  * The walk binds parameters in declaration order.  Before it starts, every constraint is filed
  * under the depth of the last parameter it mentions; constraints over shape symbols alone are
  * checked once.  At each depth only the constraints filed there are evaluated, so a violated
- * prefix prunes its whole subtree and no constraint is evaluated twice for one prefix.
+ * prefix prunes its whole subtree and no constraint is evaluated twice for one prefix.  The walk
+ * counts the feasible configurations and the prefixes it visits, and fails past the bounds.
  */
 #include "space.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +22,9 @@ typedef struct walk {
 	int *start;   /* start[d] .. start[d+1]: the constraints checked once parameter d is bound */
 	int (*visit)(void *ctx, const uint16_t *cfg);
 	void *ctx;
-	long long visited;
+	const int64_t *shape;
+	long long visited; /* feasible configurations */
+	long long nodes;   /* prefixes: parameters bound to a value */
 	int stop;
 	kt_err *err;
 } walk;
@@ -104,18 +108,56 @@ static int check_group(walk *w, int g)
 	return 1;
 }
 
+/* "10^16", "2.5 x 10^12", or the number itself below 10^9. */
+static void format_count(double n, kt_buf *out)
+{
+	if (n < 1e9) {
+		kt_buf_printf(out, "%.0f", n);
+		return;
+	}
+	int e = (int)floor(log10(n));
+	double m = n / pow(10, e);
+	if (m < 1.05)
+		kt_buf_printf(out, "10^%d", e);
+	else
+		kt_buf_printf(out, "%.1f x 10^%d", m, e);
+}
+
+/* The walk passed a bound: -1 with err naming the template, the shape and the bound. */
+static int too_large(walk *w)
+{
+	kt_buf shape = {0}, comb = {0};
+	kt_tmpl_format_shape(w->t, w->shape, &shape);
+	format_count(kt_space_combinations(w->t), &comb);
+	if (w->visited > KT_SPACE_MAX_CONFIGS)
+		kt_fail(w->err, "%s: more than %d feasible configurations at shape %s (%s combinations): kt enumerates "
+			"at most %d; narrow the parameters' value lists or add constraints", w->t->path,
+			KT_SPACE_MAX_CONFIGS, kt_buf_str(&shape), kt_buf_str(&comb), KT_SPACE_MAX_CONFIGS);
+	else
+		kt_fail(w->err, "%s: the space at shape %s (%s combinations) is too large to enumerate: kt stops after "
+			"%d partial configurations (%lld feasible found by then); narrow the parameters' value lists "
+			"or add constraints on the first parameters, which prune earlier", w->t->path,
+			kt_buf_str(&shape), kt_buf_str(&comb), KT_SPACE_MAX_NODES, w->visited);
+	kt_buf_free(&shape);
+	kt_buf_free(&comb);
+	return -1;
+}
+
 /* Binds parameter d to each of its values in turn; 0 to go on, -1 on error. */
 static int walk_from(walk *w, int d)
 {
 	const kt_tmpl *t = w->t;
 	if (d == t->nparams) {
-		w->visited++;
+		if (++w->visited > KT_SPACE_MAX_CONFIGS)
+			return too_large(w);
 		if (w->visit && w->visit(w->ctx, w->cfg))
 			w->stop = 1;
 		return 0;
 	}
 	const kt_param *p = &t->params[d];
 	for (int i = 0; i < p->nvals && !w->stop; i++) {
+		if (++w->nodes > KT_SPACE_MAX_NODES)
+			return too_large(w);
 		w->cfg[d] = (uint16_t)i;
 		w->env[p->slot] = kt_int(p->vals[i]);
 		int ok = check_group(w, d + 1);
@@ -130,7 +172,7 @@ static int walk_from(walk *w, int d)
 long long kt_space_walk(const kt_tmpl *t, const int64_t *shape, int (*visit)(void *ctx, const uint16_t *cfg),
 			void *ctx, kt_err *err)
 {
-	walk w = {.t = t, .visit = visit, .ctx = ctx, .err = err};
+	walk w = {.t = t, .visit = visit, .ctx = ctx, .shape = shape, .err = err};
 	kt_tmpl_env(t, shape, NULL, w.env);
 	file_constraints(&w);
 	long long rc = 0;

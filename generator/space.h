@@ -4,6 +4,12 @@
  * is attached to the depth at which the last parameter it mentions is bound, and is checked
  * there, so an infeasible prefix is cut with everything below it.  Constraints that mention
  * only shape symbols are checked once, before the walk.
+ *
+ * A walk is bounded, so that a template whose space is too large to tune (16 parameters of 10
+ * values: 10^16 combinations) is an error at once, not a walk of years: it fails, naming the
+ * template, the shape and the bound, past KT_SPACE_MAX_CONFIGS feasible configurations or
+ * KT_SPACE_MAX_NODES visited prefixes (partial configurations; the bound for constraints that are
+ * decided only at the last parameters), whichever comes first.
  */
 #ifndef KT_SPACE_H
 #define KT_SPACE_H
@@ -12,6 +18,10 @@
 #include <stdint.h>
 
 #include "tmpl.h"
+
+/* The most feasible configurations a walk finds, and the most prefixes it visits (each parameter
+ * bound to a value counts one), before it fails.  Both take well under a second. */
+enum { KT_SPACE_MAX_CONFIGS = 1000000, KT_SPACE_MAX_NODES = 10 * KT_SPACE_MAX_CONFIGS };
 
 /* The enumerated configurations: a dense array of count * nparams value indices.
  * Owned by the caller; release with kt_space_free. */
@@ -26,11 +36,12 @@ double kt_space_combinations(const kt_tmpl *t);
 
 /* Calls visit for each feasible configuration at this shape, in lexicographic order of value
  * indices; stops early when visit returns non-zero.  Returns the number visited, or -1 with err
- * set when a constraint cannot be evaluated (e.g. division by zero), naming it. */
+ * set when a constraint cannot be evaluated (e.g. division by zero), naming it, or when the walk
+ * passes a bound (KT_SPACE_MAX_CONFIGS, KT_SPACE_MAX_NODES), naming the template and the bound. */
 long long kt_space_walk(const kt_tmpl *t, const int64_t *shape, int (*visit)(void *ctx, const uint16_t *cfg),
 			void *ctx, kt_err *err);
 
-/* Collects every feasible configuration.  0 on success. */
+/* Collects every feasible configuration.  0 on success, -1 with err as kt_space_walk. */
 int kt_space_enum(const kt_tmpl *t, const int64_t *shape, kt_space *out, kt_err *err);
 void kt_space_free(kt_space *s);
 

@@ -124,6 +124,24 @@ void kt_buf_printf(kt_buf *b, const char *fmt, ...)
 	va_end(ap);
 }
 
+void kt_vsay(kt_say_fn say, void *ctx, const char *fmt, va_list ap)
+{
+	if (!say)
+		return;
+	kt_buf b = {0};
+	kt_buf_vprintf(&b, fmt, ap);
+	say(ctx, kt_buf_str(&b));
+	kt_buf_free(&b);
+}
+
+void kt_say(kt_say_fn say, void *ctx, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	kt_vsay(say, ctx, fmt, ap);
+	va_end(ap);
+}
+
 void kt_buf_reset(kt_buf *b)
 {
 	b->len = 0;

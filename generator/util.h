@@ -56,6 +56,13 @@ const char *kt_buf_str(const kt_buf *b); /* "" when empty */
  * line (at the end, strlen(s)). */
 size_t kt_buf_put_line(kt_buf *b, const char *s, size_t max);
 
+/* Where a library passes its messages (notes, warnings, progress lines): one text at a time, with
+ * the context the caller gave; the text lives for the call only. */
+typedef void (*kt_say_fn)(void *ctx, const char *msg);
+/* Formats the text and passes it to say(ctx, text); nothing when say is NULL. */
+void kt_say(kt_say_fn say, void *ctx, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void kt_vsay(kt_say_fn say, void *ctx, const char *fmt, va_list ap);
+
 /* The length of s[0..n) cut to at most max bytes, not inside a UTF-8 sequence. */
 size_t kt_utf8_cut(const char *s, size_t n, size_t max);
 

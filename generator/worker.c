@@ -942,9 +942,9 @@ static void die_with_parent(long long parent)
 
 static int worker_open(wk *w, const char *backend, int gpu, uint64_t seed, kt_err *err)
 {
+	if (kt_gpu_backend_check(backend, err))
+		return -1;
 	w->ops = kt_gpu_backend(backend);
-	if (!w->ops)
-		return kt_fail(err, "unknown GPU backend '%s'", backend);
 	if (w->ops->info(gpu, &w->info, err))
 		return -1;
 	w->g = w->ops->open(gpu, err);
@@ -975,7 +975,7 @@ static void worker_close(wk *w)
 	free(w->mods);
 }
 
-static const char worker_usage[] = "kt worker [--gpu N] [--backend cuda|fake] [--seed N] [--parent PID]";
+static const char worker_usage[] = "kt worker [--gpu N] [--backend B] [--seed N] [--parent PID]";
 static const char worker_about[] = "Tests and times variants for `kt tune`, answering commands on stdin (see worker.h).";
 
 int kt_cmd_worker(int argc, char **argv)
@@ -984,19 +984,15 @@ int kt_cmd_worker(int argc, char **argv)
 	long long gpu = 0, seed = 1, parent = 0;
 	const kt_opt opts[] = {
 		{"gpu", KT_OPT_INT, &gpu, "N", "device ordinal (default 0)"},
-		{"backend", KT_OPT_STR, &backend, "B", "cuda (default) or fake"},
+		{"backend", KT_OPT_STR, &backend, "B", "GPU backend: cuda (the default; test builds add fake)"},
 		{"seed", KT_OPT_INT, &seed, "N", "seed of the test inputs (default 1)"},
 		{"parent", KT_OPT_INT, &parent, "PID", "the tuner: the worker exits when it is gone"},
 		{0},
 	};
+	int npos = 0, rc = kt_opt_begin("worker", opts, argc, argv, NULL, 0, &npos, worker_usage, worker_about);
+	if (rc >= 0)
+		return rc;
 	kt_err err = {0};
-	int npos = 0, rc = kt_opt_parse(opts, argc, argv, NULL, 0, &npos, &err);
-	if (rc == KT_OPT_HELP) {
-		kt_opt_usage(stdout, worker_usage, worker_about, opts);
-		return KT_EXIT_OK;
-	}
-	if (rc)
-		return kt_opt_fail("worker", NULL, &err);
 	die_with_parent(parent);
 	wk w = {0};
 	rc = KT_EXIT_OK;

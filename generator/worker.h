@@ -50,7 +50,7 @@
 /* How to start a worker.  The pool copies the strings. */
 typedef struct kt_worker_opts {
 	const char *exe;               /* the kt executable */
-	const char *backend;           /* "cuda" (NULL) or "fake" */
+	const char *backend;           /* "cuda" (NULL), or "fake" in test builds (gpu.h) */
 	uint64_t seed;                 /* of the test inputs */
 	double timeout_s;              /* watchdog per job; <= 0: 10 s */
 	double start_timeout_s;        /* for start and setup; <= 0: 120 s */

@@ -135,25 +135,25 @@ static int sub_run(int argc, char **argv)
 	return 42;
 }
 
-/* kt_opt_subcommand: the subcommand's status; the usage for --help (0) and for none or an unknown
+/* kt_subcmd_run: the subcommand's status; the usage for --help (0) and for none or an unknown
  * one (1, on stderr). */
 static void test_subcommand(void)
 {
 	const kt_subcmd cmds[] = {{"go", sub_run, "runs"}, {"stop", sub_run, "stops"}};
-	CHECK_INT(kt_opt_subcommand("x", "Does x.", cmds, 2, 3, (char *[]){"x", "stop", "now", NULL}), 42);
+	CHECK_INT(kt_subcmd_run("kt x", "Does x.", cmds, 2, 3, (char *[]){"x", "stop", "now", NULL}), 42);
 	CHECK_INT(sub_seen, 24); /* argv from the subcommand's name: "stop", "now" */
-	CHECK_INT(kt_opt_subcommand("x", "Does x.", cmds, 2, 2, (char *[]){"x", "frob", NULL}), 1);
-	CHECK_INT(kt_opt_subcommand("x", "Does x.", cmds, 2, 1, (char *[]){"x", NULL}), 1);
+	CHECK_INT(kt_subcmd_run("kt x", "Does x.", cmds, 2, 2, (char *[]){"x", "frob", NULL}), 1);
+	CHECK_INT(kt_subcmd_run("kt x", "Does x.", cmds, 2, 1, (char *[]){"x", NULL}), 1);
 	fflush(stdout);
 	FILE *keep = stdout, *f;
 	char *text = NULL;
 	size_t len = 0;
 	stdout = f = open_memstream(&text, &len);
-	int rc = kt_opt_subcommand("x", "Does x.", cmds, 2, 2, (char *[]){"x", "--help", NULL});
+	int rc = kt_subcmd_run("kt x", "Does x.", cmds, 2, 2, (char *[]){"x", "--help", NULL});
 	fclose(f);
 	stdout = keep;
 	CHECK_INT(rc, 0);
-	CHECK_STR(text, "usage: kt x <command> [options]\n\nDoes x.\n\ncommands:\n  go       runs\n  stop     stops\n"
+	CHECK_STR(text, "usage: kt x <command> [options]\n\nDoes x.\n\ncommands:\n  go     runs\n  stop   stops\n"
 			"\nkt x <command> --help shows a command's options.\n");
 	free(text);
 }

@@ -267,25 +267,38 @@ static kt_tmpl *parse(const char *text)
 	return t;
 }
 
-static void test_million(void)
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A kernel k at shape n with parameters Q0..Q<np-1> of the values 0 to 9, and the directives in
+ * more (further parameters, constraints). */
+static kt_tmpl *lattice(int np, const char *more)
 {
 	kt_buf text = {0};
 	kt_buf_puts(&text, "// @kt kernel k\n// @kt shape n\n");
-	for (int p = 0; p < 6; p++)
+	for (int p = 0; p < np; p++)
 		kt_buf_printf(&text, "// @kt param Q%d in 0, 1, 2, 3, 4, 5, 6, 7, 8, 9\n", p);
-	kt_buf_puts(&text, "// @kt require Q0 + Q5 < n\n// @kt arg n int = n\n// @kt grid 1\n// @kt block 32\n"
-			   "__global__ void k(int n) {}\n");
+	kt_buf_printf(&text, "%s// @kt arg n int = n\n// @kt grid 1\n// @kt block 32\n__global__ void k(int n) {}\n", more);
 	kt_tmpl *t = parse(text.data);
+	kt_buf_free(&text);
+	return t;
+}
+
+static void test_million(void)
+{
+	kt_tmpl *t = lattice(6, "// @kt require Q0 + Q5 < n\n");
 	CHECK(t != NULL);
 	if (t) {
 		CHECK(kt_space_combinations(t) == 1e6);
 		int64_t shape[1] = {100};
 		kt_err err = {0};
-		struct timespec a, b;
-		clock_gettime(CLOCK_MONOTONIC, &a);
+		double a = now_s();
 		long long n = kt_space_walk(t, shape, NULL, NULL, &err);
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		double s = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+		double s = now_s() - a;
 		printf("10^6 combinations enumerated in %.3f s\n", s);
 		CHECK_INT(n, 1000000);
 		CHECK(s < 1.0);
@@ -293,7 +306,63 @@ static void test_million(void)
 		CHECK_INT(kt_space_walk(t, shape, NULL, NULL, &err), 550000);
 	}
 	kt_tmpl_free(t);
-	kt_buf_free(&text);
+}
+
+static int stop_at_5(void *ctx, const uint16_t *cfg)
+{
+	(void)cfg;
+	return ++*(int *)ctx == 5;
+}
+
+/* A space too large to enumerate fails at once, naming the template, the shape and the bound;
+ * a walk that stops early does not meet the bound.  16 parameters of 10 values: 10^16
+ * combinations, all feasible for n >= 10, none for n = 0, and the only constraint is decided at
+ * the last parameter. */
+static void test_bounds(void)
+{
+	kt_tmpl *t = lattice(16, "// @kt require Q15 < n\n");
+	CHECK(t != NULL);
+	if (!t)
+		return;
+	CHECK(kt_space_combinations(t) == 1e16);
+	int64_t all[1] = {1000}, none[1] = {0};
+	kt_err err = {0};
+	double a = now_s();
+	CHECK_INT(kt_space_walk(t, all, NULL, NULL, &err), -1);
+	double s = now_s() - a;
+	printf("10^16 combinations, all feasible: refused in %.3f s\n", s);
+	CHECK(s < 1.0);
+	CHECK_STR(err.msg, "fixed.cu.tmpl: more than 1000000 feasible configurations at shape n=1000 (10^16 combinations): "
+			   "kt enumerates at most 1000000; narrow the parameters' value lists or add constraints");
+	CHECK(err.cls == KT_E_INPUT);
+
+	err = (kt_err){0};
+	a = now_s();
+	CHECK_INT(kt_space_walk(t, none, NULL, NULL, &err), -1);
+	s = now_s() - a;
+	printf("10^16 combinations, none feasible: refused in %.3f s\n", s);
+	CHECK(s < 1.0);
+	CHECK_STR(err.msg, "fixed.cu.tmpl: the space at shape n=0 (10^16 combinations) is too large to enumerate: kt stops "
+			   "after 10000000 partial configurations (0 feasible found by then); narrow the parameters' value "
+			   "lists or add constraints on the first parameters, which prune earlier");
+
+	int seen = 0;
+	CHECK_INT(kt_space_walk(t, all, stop_at_5, &seen, &err), 5);
+	kt_space sp;
+	CHECK_INT(kt_space_enum(t, all, &sp, &err), -1);
+	CHECK(sp.cfgs == NULL && sp.count == 0);
+	kt_tmpl_free(t);
+
+	/* One feasible configuration past the bound: 10^6 with E=0, and one with E=1. */
+	t = lattice(6, "// @kt param E in 0, 1\n// @kt require E == 0 || Q0 + Q1 + Q2 + Q3 + Q4 + Q5 == n\n");
+	CHECK(t != NULL);
+	if (t) {
+		int64_t zero[1] = {0}, never[1] = {-1};
+		CHECK_INT(kt_space_walk(t, never, NULL, NULL, &err), KT_SPACE_MAX_CONFIGS);
+		CHECK_INT(kt_space_walk(t, zero, NULL, NULL, &err), -1);
+		CHECK(strstr(err.msg, "more than 1000000 feasible configurations at shape n=0 (2000000 combinations)") != NULL);
+	}
+	kt_tmpl_free(t);
 }
 
 static void test_shape_only_and_errors(void)
@@ -339,6 +408,7 @@ int main(int argc, char **argv)
 	printf("seed 0x%llx\n", (unsigned long long)rng_state);
 	test_random_spaces(400);
 	test_million();
+	test_bounds();
 	test_shape_only_and_errors();
 	test_no_params();
 	return check_done();

@@ -14,6 +14,7 @@
 #include "check.h"
 #include "compile.h"
 #include "gpu.h"
+#include "gpu_fake.h"
 #include "proc.h"
 #include "worker.h"
 

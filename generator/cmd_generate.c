@@ -19,7 +19,8 @@ static const char about[] =
 	"kernel template, with one configuration per shape: from a cache, from tuning on this GPU,\n"
 	"or the template's defaults.  With --batch, for every kernel of FILE (blocks of the kernel\n"
 	"options below, one argument per line, blocks separated by a line \"--\"), and the misses of\n"
-	"all of them are tuned together, in one pipeline.\n"
+	"all of them are tuned together, in one pipeline; --arch, --nvcc, --flags, --cache-dir and\n"
+	"--project-cache on the command line are then the defaults of the blocks that do not set them.\n"
 	"A miss is tuned within a budget (default 400 evaluations and 90 seconds per shape and tuning\n"
 	"round; a value below 0 lifts the limit).  Environment (kt env): KT_CACHE_DIR, KT_REMOTE_CACHE,\n"
 	"KT_GPU, KT_RETUNE, KT_REQUIRE_CACHE_HIT, KT_TUNE_BUDGET, KT_TUNE_SECONDS, KT_TUNE_STRATEGY stand\n"
@@ -83,6 +84,16 @@ static void kernel_free(kernel_args *ka)
 	kt_strlist_free(&ka->shapes);
 	kt_strlist_free(&ka->types);
 	kt_strlist_free(&ka->configs);
+}
+
+/* A batch block's unset options from the command line's. */
+static void batch_defaults(kt_generate_kernel *k, const kt_generate_kernel *cmdline)
+{
+	const char **mine[] = {&k->arch, &k->nvcc, &k->flags, &k->cache_dir, &k->project_cache};
+	const char *const given[] = {cmdline->arch, cmdline->nvcc, cmdline->flags, cmdline->cache_dir, cmdline->project_cache};
+	for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++)
+		if (!*mine[i])
+			*mine[i] = given[i];
 }
 
 /* The lists into the kernel, and the user cache's default. */
@@ -228,12 +239,15 @@ int kt_cmd_generate(int argc, char **argv)
 	if (rc >= 0)
 		goto out;
 	rc = 0;
-	if (ra.batch && (one.k.template_path || one.k.name || one.k.outdir || one.shapes.n))
-		rc = kt_fail(&err, "--batch %s: the kernel options go into the file, not on the command line", ra.batch);
+	if (ra.batch && (one.k.template_path || one.k.name || one.k.outdir || one.shapes.n || one.types.n || one.configs.n))
+		rc = kt_fail(&err, "--batch %s: --template, --name, --out, --shape, --type and --config go into the file, "
+				   "not on the command line", ra.batch);
 	if (rc == 0 && ra.batch)
 		rc = read_batch(ra.batch, &batch, &kas, &nk, &err);
 	else if (rc == 0)
 		kas = &one, nk = 1;
+	for (int j = 0; rc == 0 && ra.batch && j < nk; j++)
+		batch_defaults(&kas[j].k, &one.k);
 	for (int j = 0; rc == 0 && j < nk; j++)
 		rc = kernel_finish(&kas[j], &cache_dir, &err);
 	if (rc == 0)

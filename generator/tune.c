@@ -737,7 +737,7 @@ static int batch_size(const tuner *tu)
 {
 	if (tu->o->batch > 0)
 		return tu->o->batch;
-	int n = 8 * kt_compile_jobs(&tu->batchcc); /* full packs for every nvcc job: a pack shares the headers' cost */
+	int n = 4 * kt_compile_jobs(&tu->batchcc); /* several waves of nvcc per batch: the last wave's tail idles fewer cores */
 	return n < MIN_BATCH ? MIN_BATCH : n > MAX_BATCH ? MAX_BATCH : n;
 }
 

@@ -44,13 +44,13 @@ kernels=(
 
 # ---- the project ----
 mkdir -p "$out/project"
-printf '// the project'"'"'s code is only the tuned kernels\n' >"$out/project/stub.cu"
+printf '// the project'"'"'s code is only the tuned kernels\n' >"$out/project/app.cu"
 {
 	echo "cmake_minimum_required(VERSION 3.25)"
 	echo "set(CMAKE_CUDA_ARCHITECTURES 90 CACHE STRING \"\")"
 	echo "project(cold_configure LANGUAGES C CXX CUDA)"
 	echo "add_subdirectory(\"$src\" kt EXCLUDE_FROM_ALL)"
-	echo "add_library(cold STATIC stub.cu)"
+	echo "add_library(cold STATIC app.cu)"
 	for k in "${kernels[@]}"; do
 		set -- $k
 		name=$1

@@ -563,7 +563,7 @@ static int inflight(const kt_farm_opts *o, const kt_farm_list *l, const kt_farm_
 /* Submits the misses of l that are not in flight; says what happened in msg. */
 static int farm_rest(const kt_farm_opts *o, const kt_farm_list *l, const kt_farm_spec *spec, kt_buf *msg, kt_err *err)
 {
-	kt_farm_miss *todo = kt_xcalloc(l->n + 1, sizeof *todo);
+	kt_farm_miss *pick = kt_xcalloc(l->n + 1, sizeof *pick);
 	asked *jobs = NULL;
 	size_t njobs = 0, n = 0, busy = 0;
 	kt_buf busy_jobs = {0};
@@ -572,12 +572,12 @@ static int farm_rest(const kt_farm_opts *o, const kt_farm_list *l, const kt_farm
 		if (inflight(o, l, &l->misses[i], &jobs, &njobs))
 			busy++;
 		else
-			todo[n++] = l->misses[i];
+			pick[n++] = l->misses[i];
 	for (size_t j = 0; j < njobs; j++)
 		if (jobs[j].busy)
 			kt_buf_printf(&busy_jobs, "%s%s", busy_jobs.len ? ", " : "", jobs[j].id);
 	kt_farm_list sub = *l, written = {0};
-	sub.misses = todo;
+	sub.misses = pick;
 	sub.n = n;
 	char *path = NULL;
 	int rc = 0;
@@ -596,7 +596,7 @@ static int farm_rest(const kt_farm_opts *o, const kt_farm_list *l, const kt_farm
 	kt_farm_list_free(&written);
 	kt_buf_free(&busy_jobs);
 	free(path);
-	free(todo);
+	free(pick);
 	return rc;
 }
 

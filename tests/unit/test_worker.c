@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -375,6 +376,49 @@ static void test_proc(void)
 	kt_buf_free(&line);
 }
 
+/* What a SIGKILLed tuner leaves: its kt-tune-<pid>-* work directory, which the next run sweeps,
+ * while a live process's directory and other names stay. */
+static void test_sweep(void)
+{
+	int fds[2];
+	if (pipe(fds))
+		return;
+	pid_t tuner = fork();
+	if (tuner == 0) {
+		close(fds[0]);
+		kt_err err = {0};
+		char *work = kt_temp_dir(dir, "kt-tune", &err);
+		char one = work != NULL;
+		if (work)
+			kt_write_atomic(kt_path_join(work, "unit.cu"), "x", 1, &err); /* leaked: the process dies */
+		if (write(fds[1], &one, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	char made = 0;
+	CHECK(read(fds[0], &made, 1) == 1 && made);
+	close(fds[0]);
+	kill(tuner, SIGKILL);
+	waitpid(tuner, NULL, 0);
+	kt_err err = {0};
+	char live[64];
+	snprintf(live, sizeof live, "kt-tune-%ld-abcdef", (long)getppid()); /* a running process's */
+	char *mine = kt_temp_dir(dir, "kt-tune", &err), *other = kt_path_join(dir, "kt-tune-notapid"),
+	     *alive = kt_path_join(dir, live);
+	CHECK(mine != NULL && mkdir(other, 0700) == 0 && mkdir(alive, 0700) == 0);
+	CHECK_INT(kt_sweep_temp_dirs(dir, "kt-tune"), 1); /* the dead tuner's, with its file */
+	CHECK_INT(kt_sweep_temp_dirs(dir, "kt-tune"), 0);
+	CHECK(access(mine, F_OK) == 0 && access(other, F_OK) == 0 && access(alive, F_OK) == 0);
+	kt_remove_tree(mine);
+	rmdir(other);
+	rmdir(alive);
+	free(mine);
+	free(other);
+	free(alive);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
@@ -386,6 +430,7 @@ int main(void)
 	test_bad_reference();
 	test_problems();
 	test_orphan();
+	test_sweep();
 	test_worker_start_failure();
 	rmdir(dir);
 	return check_done();

@@ -1,4 +1,4 @@
-/* json.c - writing cJSON trees out (see json.h). */
+/* json.c - writing cJSON trees out, reading their members (see json.h). */
 #include "json.h"
 
 #include <stdlib.h>
@@ -16,4 +16,16 @@ void kt_buf_put_json(kt_buf *b, const cJSON *j)
 	char *s = kt_json_text(j, 1);
 	kt_buf_puts(b, s);
 	free(s);
+}
+
+const char *kt_json_str(const cJSON *o, const char *name)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
+	return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+double kt_json_num(const cJSON *o, const char *name, double dflt)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
+	return cJSON_IsNumber(it) ? it->valuedouble : dflt;
 }

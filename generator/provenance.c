@@ -134,26 +134,14 @@ int kt_provenance_json(const char *path, const char *text, size_t len, const cha
 
 /* ---- kt cache show ---- */
 
-static const char *str_item(const cJSON *o, const char *name)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
-	return cJSON_IsString(it) ? it->valuestring : NULL;
-}
-
-static double num_item(const cJSON *o, const char *name)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
-	return cJSON_IsNumber(it) ? it->valuedouble : 0;
-}
-
 /* "  round 2: rejected: the first line of why" for each round of the transcript. */
 static void rounds_text(const cJSON *rounds, kt_buf *out)
 {
 	const cJSON *it;
 	cJSON_ArrayForEach(it, rounds)
 	{
-		const char *outcome = str_item(it, "outcome"), *detail = str_item(it, "detail");
-		kt_buf_printf(out, "  round %.0f: ", num_item(it, "round"));
+		const char *outcome = kt_json_str(it, "outcome"), *detail = kt_json_str(it, "detail");
+		kt_buf_printf(out, "  round %.0f: ", kt_json_num(it, "round", 0));
 		kt_buf_put_line(out, outcome ? outcome : "?", SHOW_MAX);
 		if (detail) {
 			kt_buf_puts(out, ": ");
@@ -168,15 +156,15 @@ static void usage_text(const cJSON *u, kt_buf *out)
 {
 	if (!cJSON_IsObject(u))
 		return;
-	double requests = num_item(u, "requests");
+	double requests = kt_json_num(u, "requests", 0);
 	kt_buf_printf(out, "  tokens: %.0f prompt + %.0f completion = %.0f in %.0f request%s\n",
-		      num_item(u, "prompt_tokens"), num_item(u, "completion_tokens"), num_item(u, "total_tokens"),
+		      kt_json_num(u, "prompt_tokens", 0), kt_json_num(u, "completion_tokens", 0), kt_json_num(u, "total_tokens", 0),
 		      requests, requests == 1 ? "" : "s");
 }
 
 void kt_provenance_text(const cJSON *refactor, kt_buf *out)
 {
-	const char *prov = str_item(refactor, "provenance"), *note = str_item(refactor, "note");
+	const char *prov = kt_json_str(refactor, "provenance"), *note = kt_json_str(refactor, "note");
 	if (!prov)
 		return;
 	kt_buf_puts(out, "stage 1, kt refactor: ");

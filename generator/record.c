@@ -215,18 +215,6 @@ char *kt_record_json(const kt_key *k, const kt_problem *p, const kt_tune_result 
 
 /* ---- reading ---- */
 
-static const char *str_item(const cJSON *o, const char *name)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
-	return cJSON_IsString(it) ? it->valuestring : NULL;
-}
-
-static double num_item(const cJSON *o, const char *name, double dflt)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
-	return cJSON_IsNumber(it) ? it->valuedouble : dflt;
-}
-
 /* Rebuilds the field text from the stored object; -1 when a value is not a string. */
 static int fields_text(const cJSON *fields, kt_buf *out)
 {
@@ -246,15 +234,15 @@ static void gpu_from_fields(const cJSON *fields, kt_gpu_id *g)
 {
 	const char *s;
 	memset(g, 0, sizeof *g);
-	if ((s = str_item(fields, "gpu.name")))
+	if ((s = kt_json_str(fields, "gpu.name")))
 		snprintf(g->name, sizeof g->name, "%s", s);
-	if ((s = str_item(fields, "gpu.cc")))
+	if ((s = kt_json_str(fields, "gpu.cc")))
 		sscanf(s, "%d.%d", &g->cc_major, &g->cc_minor);
-	if ((s = str_item(fields, "gpu.sms")))
+	if ((s = kt_json_str(fields, "gpu.sms")))
 		g->sms = atoi(s);
-	if ((s = str_item(fields, "gpu.l2_bytes")))
+	if ((s = kt_json_str(fields, "gpu.l2_bytes")))
 		g->l2_bytes = strtoll(s, NULL, 10);
-	if ((s = str_item(fields, "gpu.smem_optin")))
+	if ((s = kt_json_str(fields, "gpu.smem_optin")))
 		g->smem_optin = strtoll(s, NULL, 10);
 }
 
@@ -269,7 +257,7 @@ static int read_doc(kt_record *out, kt_err *err)
 	out->format = fmt->valueint;
 	if (out->format != KT_KEY_FORMAT)
 		return kt_fail(err, "record format %d, this kt reads format %d", out->format, KT_KEY_FORMAT);
-	const char *key = str_item(doc, "key");
+	const char *key = kt_json_str(doc, "key");
 	if (!key || !kt_key_is_hex(key))
 		return kt_fail(err, "no valid key");
 	snprintf(out->key, sizeof out->key, "%s", key);
@@ -282,14 +270,14 @@ static int read_doc(kt_record *out, kt_err *err)
 		return kt_fail(err, "the key fields hash to %s, not to the stored key", hex);
 	if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "config")))
 		return kt_fail(err, "no configuration");
-	out->kernel = str_item(doc, "kernel");
-	out->shape = str_item(doc, "shape");
-	out->date = str_item(doc, "date");
+	out->kernel = kt_json_str(doc, "kernel");
+	out->shape = kt_json_str(doc, "shape");
+	out->date = kt_json_str(doc, "date");
 	if (!out->kernel || !out->shape)
 		return kt_fail(err, "no kernel or shape");
 	gpu_from_fields(fields, &out->gpu);
-	out->time_us = num_item(doc, "time_us", NAN);
-	out->spread_us = num_item(doc, "spread_us", NAN);
+	out->time_us = kt_json_num(doc, "time_us", NAN);
+	out->spread_us = kt_json_num(doc, "spread_us", NAN);
 	return 0;
 }
 
@@ -451,7 +439,7 @@ int kt_record_gpu_read(const char *text, size_t len, const char *name, kt_gpu_id
 	cJSON *doc = cJSON_ParseWithLength(text, len);
 	const cJSON *g = cJSON_GetObjectItemCaseSensitive(doc, "gpu");
 	const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(doc, "format");
-	const char *gname = str_item(g, "name"), *cc = str_item(g, "cc");
+	const char *gname = kt_json_str(g, "name"), *cc = kt_json_str(g, "cc");
 	int rc = 0;
 	memset(out, 0, sizeof *out);
 	if (!doc)
@@ -462,9 +450,9 @@ int kt_record_gpu_read(const char *text, size_t len, const char *name, kt_gpu_id
 		rc = kt_fail(err, "not the identity of GPU '%s'", name);
 	else {
 		snprintf(out->name, sizeof out->name, "%s", gname);
-		out->sms = (int)num_item(g, "sms", 0);
-		out->l2_bytes = (int64_t)num_item(g, "l2_bytes", 0);
-		out->smem_optin = (int64_t)num_item(g, "smem_optin", 0);
+		out->sms = (int)kt_json_num(g, "sms", 0);
+		out->l2_bytes = (int64_t)kt_json_num(g, "l2_bytes", 0);
+		out->smem_optin = (int64_t)kt_json_num(g, "smem_optin", 0);
 		if (out->sms <= 0)
 			rc = kt_fail(err, "the identity of GPU '%s' has no SM count", name);
 	}
@@ -489,18 +477,18 @@ void kt_record_result(const kt_record *r, const kt_tmpl *t, kt_tune_result *out)
 	const cJSON *roof = cJSON_GetObjectItemCaseSensitive(doc, "roofline");
 	const cJSON *evals = cJSON_GetObjectItemCaseSensitive(doc, "evaluated"), *it;
 	const char *s;
-	out->floor_us = num_item(roof, "floor_us", 0);
-	out->bw_gbs = num_item(roof, "bw_gbs", 0);
-	out->flops_rate = num_item(roof, "flops_rate", 0);
-	snprintf(out->strategy, sizeof out->strategy, "%s", (s = str_item(search, "strategy")) ? s : "");
-	out->seed = (s = str_item(search, "seed")) ? strtoull(s, NULL, 10) : 0;
-	out->budget = (long)num_item(search, "budget", 0);
-	out->seconds = num_item(search, "seconds", 0);
-	snprintf(out->stop, sizeof out->stop, "%s", (s = str_item(search, "stopped")) ? s : "");
-	snprintf(out->driver, sizeof out->driver, "%s", (s = str_item(doc, "driver")) ? s : "");
-	snprintf(out->runtime, sizeof out->runtime, "%s", (s = str_item(doc, "runtime")) ? s : "");
-	out->default_us = num_item(doc, "default_us", 0);
-	out->reference_us = num_item(doc, "reference_us", 0);
+	out->floor_us = kt_json_num(roof, "floor_us", 0);
+	out->bw_gbs = kt_json_num(roof, "bw_gbs", 0);
+	out->flops_rate = kt_json_num(roof, "flops_rate", 0);
+	snprintf(out->strategy, sizeof out->strategy, "%s", (s = kt_json_str(search, "strategy")) ? s : "");
+	out->seed = (s = kt_json_str(search, "seed")) ? strtoull(s, NULL, 10) : 0;
+	out->budget = (long)kt_json_num(search, "budget", 0);
+	out->seconds = kt_json_num(search, "seconds", 0);
+	snprintf(out->stop, sizeof out->stop, "%s", (s = kt_json_str(search, "stopped")) ? s : "");
+	snprintf(out->driver, sizeof out->driver, "%s", (s = kt_json_str(doc, "driver")) ? s : "");
+	snprintf(out->runtime, sizeof out->runtime, "%s", (s = kt_json_str(doc, "runtime")) ? s : "");
+	out->default_us = kt_json_num(doc, "default_us", 0);
+	out->reference_us = kt_json_num(doc, "reference_us", 0);
 	size_t np = (size_t)(t->nparams ? t->nparams : 1);
 	uint16_t *chosen = kt_xcalloc(np, sizeof *chosen);
 	int have_chosen = kt_record_config_read(cJSON_GetObjectItemCaseSensitive(doc, "config"), t, chosen, NULL) == 0;
@@ -514,14 +502,14 @@ void kt_record_result(const kt_record *r, const kt_tmpl *t, kt_tune_result *out)
 			e->cfg = NULL;
 			continue;
 		}
-		e->status = status_of(str_item(it, "status"));
-		e->median_us = e->status == KT_OK ? num_item(it, "time_us", 0) : 0;
-		e->spread_us = e->status == KT_OK ? num_item(it, "spread_us", 0) : 0;
+		e->status = status_of(kt_json_str(it, "status"));
+		e->median_us = e->status == KT_OK ? kt_json_num(it, "time_us", 0) : 0;
+		e->spread_us = e->status == KT_OK ? kt_json_num(it, "spread_us", 0) : 0;
 		e->raced = e->status == KT_OK && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "raced"));
-		e->regs = (int)num_item(it, "regs", -1);
-		e->smem_static = (int)num_item(it, "smem_static", -1);
-		e->local_bytes = (int)num_item(it, "local_bytes", -1);
-		e->msg = (s = str_item(it, "msg")) ? kt_xstrdup(s) : NULL;
+		e->regs = (int)kt_json_num(it, "regs", -1);
+		e->smem_static = (int)kt_json_num(it, "smem_static", -1);
+		e->local_bytes = (int)kt_json_num(it, "local_bytes", -1);
+		e->msg = (s = kt_json_str(it, "msg")) ? kt_xstrdup(s) : NULL;
 		if (have_chosen && out->best < 0 && !memcmp(e->cfg, chosen, (size_t)t->nparams * sizeof *chosen))
 			out->best = (long)out->nevals;
 		out->nevals++;

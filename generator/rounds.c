@@ -631,37 +631,26 @@ static void lines_text(const char *label, const char *text, kt_buf *out)
 	}
 }
 
-static double num_of(const cJSON *o, const char *name)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
-	return cJSON_IsNumber(it) ? it->valuedouble : 0;
-}
-
-static const char *str_of(const cJSON *o, const char *name)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
-	return cJSON_IsString(it) ? it->valuestring : NULL;
-}
-
 void kt_rounds_text(const cJSON *history, kt_buf *out)
 {
 	const cJSON *rounds = cJSON_GetObjectItemCaseSensitive(history, "rounds"), *it;
 	if (!cJSON_IsArray(rounds))
 		return;
-	kt_buf_printf(out, "stage 2, tuning rounds: best round %.0f\n", num_of(history, "best_round"));
+	kt_buf_printf(out, "stage 2, tuning rounds: best round %.0f\n", kt_json_num(history, "best_round", 0));
 	cJSON_ArrayForEach(it, rounds)
 	{
-		const char *best = str_of(it, "best");
-		kt_buf_printf(out, "  round %.0f: %.0f evaluated, %.0f ok", num_of(it, "round"), num_of(it, "evaluated"),
-			      num_of(it, "ok"));
+		const char *best = kt_json_str(it, "best");
+		kt_buf_printf(out, "  round %.0f: %.0f evaluated, %.0f ok", kt_json_num(it, "round", 0),
+			      kt_json_num(it, "evaluated", 0),
+			      kt_json_num(it, "ok", 0));
 		if (best) {
 			kt_buf_puts(out, ", best ");
 			kt_buf_put_line(out, best, SHOW_MAX);
-			kt_buf_printf(out, " at %.3f us", num_of(it, "best_us"));
+			kt_buf_printf(out, " at %.3f us", kt_json_num(it, "best_us", 0));
 		}
 		kt_buf_putc(out, '\n');
-		lines_text("plan", str_of(it, "plan"), out);
-		lines_text("note", str_of(it, "note"), out);
+		lines_text("plan", kt_json_str(it, "plan"), out);
+		lines_text("note", kt_json_str(it, "note"), out);
 	}
 }
 

@@ -70,18 +70,6 @@ static const struct {
 	{"local_bytes", "local_bytes", "bytes", 1, 0},
 };
 
-static const char *str_of(const cJSON *o, const char *name)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
-	return cJSON_IsString(it) ? it->valuestring : NULL;
-}
-
-static double num_of(const cJSON *o, const char *name)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
-	return cJSON_IsNumber(it) ? it->valuedouble : NAN;
-}
-
 /* The type symbols' choices of t, "T=half,U=float" (nothing when it has none). */
 static void types_text(const kt_tmpl *t, kt_buf *out)
 {
@@ -135,7 +123,7 @@ static void add_measurement(cJSON *a, const char *name, cJSON *value, const char
 /* One evaluation as records keep it ({config, status, time_us, spread_us, regs, ..., msg}). */
 static cJSON *t4_result(const cJSON *ev)
 {
-	int s = kt_status_named(str_of(ev, "status"));
+	int s = kt_status_named(kt_json_str(ev, "status"));
 	if (s < 0)
 		s = KT_CHECK_FAILED; /* an unknown status never counts as passed */
 	const struct t4_status *m = &t4_status[s];
@@ -149,7 +137,7 @@ static cJSON *t4_result(const cJSON *ev)
 	if (s != KT_OK)
 		add_measurement(meas, T4_OBJECTIVE, cJSON_CreateString(m->error), T4_UNIT);
 	for (size_t i = 0; i < sizeof measured / sizeof measured[0]; i++) {
-		double v = num_of(ev, measured[i].field);
+		double v = kt_json_num(ev, measured[i].field, NAN);
 		if (measured[i].time && s != KT_OK)
 			continue; /* only a passed configuration has a time */
 		if (isfinite(v)) /* JSON has no NaN: a field the record lacks gets no measurement */
@@ -158,7 +146,7 @@ static cJSON *t4_result(const cJSON *ev)
 	cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "objectives"), cJSON_CreateString(T4_OBJECTIVE));
 	cJSON *kt = cJSON_AddObjectToObject(o, "kt");
 	cJSON_AddStringToObject(kt, "status", kt_status_names[s]);
-	add_str(kt, "message", str_of(ev, "msg"));
+	add_str(kt, "message", kt_json_str(ev, "msg"));
 	return o;
 }
 
@@ -226,7 +214,7 @@ char *kt_t4_from_record(const kt_record *r)
 {
 	const cJSON *doc = r->doc, *it, *fields = cJSON_GetObjectItemCaseSensitive(doc, "fields");
 	const cJSON *search = cJSON_GetObjectItemCaseSensitive(doc, "search");
-	const char *tool = str_of(doc, "tool");
+	const char *tool = kt_json_str(doc, "tool");
 	kt_buf types = {0};
 	cJSON_ArrayForEach(it, fields)
 		if (cJSON_IsString(it) && !strncmp(it->string, "type.", 5))
@@ -235,17 +223,17 @@ char *kt_t4_from_record(const kt_record *r)
 		.kernel = r->kernel,
 		.shape = r->shape,
 		.types = kt_buf_str(&types),
-		.arch = str_of(fields, "arch"),
+		.arch = kt_json_str(fields, "arch"),
 		.key = r->key,
 		.gpu = r->gpu,
-		.strategy = str_of(search, "strategy"),
-		.seed = str_of(search, "seed"),
-		.budget = num_of(search, "budget"),
-		.evaluations = num_of(search, "evaluations"),
-		.seconds = num_of(search, "seconds"),
+		.strategy = kt_json_str(search, "strategy"),
+		.seed = kt_json_str(search, "seed"),
+		.budget = kt_json_num(search, "budget", NAN),
+		.evaluations = kt_json_num(search, "evaluations", NAN),
+		.seconds = kt_json_num(search, "seconds", NAN),
 		.version = tool && !strncmp(tool, "kt ", 3) ? tool + 3 : tool,
-		.driver = str_of(doc, "driver"),
-		.runtime = str_of(doc, "runtime"),
+		.driver = kt_json_str(doc, "driver"),
+		.runtime = kt_json_str(doc, "runtime"),
 		.finished = parse_date(r->date),
 		.config = cJSON_GetObjectItemCaseSensitive(doc, "config"),
 		.evaluated = cJSON_GetObjectItemCaseSensitive(doc, "evaluated"),
@@ -423,8 +411,8 @@ static int measured_us(const struct reader *rd, const cJSON *meas, const char *n
 	const cJSON *m;
 	cJSON_ArrayForEach(m, meas)
 	{
-		const char *n = str_of(m, "name"), *unit = str_of(m, "unit");
-		double v = num_of(m, "value"), per = unit && unit[0] ? unit_named(unit) : rd->unit_us;
+		const char *n = kt_json_str(m, "name"), *unit = kt_json_str(m, "unit");
+		double v = kt_json_num(m, "value", NAN), per = unit && unit[0] ? unit_named(unit) : rd->unit_us;
 		if (!n || strcmp(n, name) || isnan(v))
 			continue;
 		*us = v * per;
@@ -484,8 +472,8 @@ static int result_time(const struct reader *rd, int entry, const cJSON *res, kt_
 /* The status of a result: from its invalidity, refined by kt's own status when kt wrote it. */
 static int result_status(const struct reader *rd, int entry, const cJSON *res, kt_status *out)
 {
-	const char *inv = str_of(res, "invalidity");
-	const char *own = str_of(cJSON_GetObjectItemCaseSensitive(res, "kt"), "status");
+	const char *inv = kt_json_str(res, "invalidity");
+	const char *own = kt_json_str(cJSON_GetObjectItemCaseSensitive(res, "kt"), "status");
 	size_t i = 0, n = sizeof invalidities / sizeof invalidities[0];
 	while (i < n && strcmp(inv, invalidities[i].name))
 		i++;
@@ -498,7 +486,7 @@ static int result_status(const struct reader *rd, int entry, const cJSON *res, k
 		return fail_at(rd, entry, "kt.status '%s' does not agree with invalidity '%s'", own, inv);
 	if (s >= 0)
 		*out = (kt_status)s;
-	if (*out == KT_OK && num_of(res, "correctness") == 0) /* an output known to be wrong never passed */
+	if (*out == KT_OK && kt_json_num(res, "correctness", NAN) == 0) /* an output known to be wrong never passed */
 		*out = KT_CHECK_FAILED;
 	return 0;
 }
@@ -517,7 +505,7 @@ static int read_result(const struct reader *rd, int entry, const cJSON *res, kt_
 	kt_val env[KT_MAX_SLOTS];
 	kt_tmpl_env(t, rd->shape, e->cfg, env);
 	int bad = kt_tmpl_violated(t, env);
-	if (bad >= 0 && !strcmp(str_of(res, "invalidity"), "constraints")) {
+	if (bad >= 0 && !strcmp(kt_json_str(res, "invalidity"), "constraints")) {
 		*skip = 1;
 		return 0;
 	}
@@ -531,7 +519,7 @@ static int read_result(const struct reader *rd, int entry, const cJSON *res, kt_
 		kt_buf_free(&sh);
 		return -1;
 	}
-	const char *msg = str_of(cJSON_GetObjectItemCaseSensitive(res, "kt"), "message");
+	const char *msg = kt_json_str(cJSON_GetObjectItemCaseSensitive(res, "kt"), "message");
 	e->msg = msg ? kt_xstrdup(msg) : NULL;
 	e->regs = e->smem_static = e->local_bytes = -1;
 	return e->status == KT_OK ? result_time(rd, entry, res, e) : 0;
@@ -539,23 +527,23 @@ static int read_result(const struct reader *rd, int entry, const cJSON *res, kt_
 
 static void read_gpu(const cJSON *g, kt_gpu_id *out)
 {
-	const char *name = str_of(g, "name"), *cc = str_of(g, "cc");
+	const char *name = kt_json_str(g, "name"), *cc = kt_json_str(g, "cc");
 	if (!name)
 		return;
 	snprintf(out->name, sizeof out->name, "%s", name);
 	if (cc)
 		sscanf(cc, "%d.%d", &out->cc_major, &out->cc_minor);
-	out->sms = isfinite(num_of(g, "sms")) ? (int)num_of(g, "sms") : 0;
-	out->l2_bytes = isfinite(num_of(g, "l2_bytes")) ? (int64_t)num_of(g, "l2_bytes") : 0;
-	out->smem_optin = isfinite(num_of(g, "smem_optin")) ? (int64_t)num_of(g, "smem_optin") : 0;
+	out->sms = isfinite(kt_json_num(g, "sms", NAN)) ? (int)kt_json_num(g, "sms", NAN) : 0;
+	out->l2_bytes = isfinite(kt_json_num(g, "l2_bytes", NAN)) ? (int64_t)kt_json_num(g, "l2_bytes", NAN) : 0;
+	out->smem_optin = isfinite(kt_json_num(g, "smem_optin", NAN)) ? (int64_t)kt_json_num(g, "smem_optin", NAN) : 0;
 }
 
 /* kt's metadata (metadata.kt) against the template, the shape and the types it was given. */
 static int check_kt_metadata(const struct reader *rd, const cJSON *kt, kt_t4_space *out)
 {
 	const kt_tmpl *t = rd->t;
-	const char *kernel = str_of(kt, "kernel"), *shape = str_of(kt, "shape"), *types = str_of(kt, "types");
-	const char *arch = str_of(kt, "arch");
+	const char *kernel = kt_json_str(kt, "kernel"), *shape = kt_json_str(kt, "shape"), *types = kt_json_str(kt, "types");
+	const char *arch = kt_json_str(kt, "arch");
 	kt_buf want = {0};
 	int64_t vals[KT_MAX_SLOTS];
 	int rc = 0;
@@ -586,7 +574,7 @@ static int read_metadata(struct reader *rd, const cJSON *meta, kt_t4_space *out)
 	if (!cJSON_IsObject(meta))
 		return fail_at(rd, -1, "'metadata' is not an object");
 	const cJSON *unit = cJSON_GetObjectItemCaseSensitive(meta, "timeunit");
-	const char *device = str_of(meta, "device");
+	const char *device = kt_json_str(meta, "device");
 	if (unit && !(cJSON_IsString(unit) && (rd->unit_us = unit_named(unit->valuestring)) > 0))
 		return fail_at(rd, -1, "metadata.timeunit is not one of nanoseconds, microseconds, milliseconds, seconds");
 	if (device)
@@ -723,7 +711,8 @@ int kt_t4_read(const char *path, const char *text, size_t len, const kt_tmpl *t,
 int kt_t4_kt_field(const char *text, size_t len, const char *name, kt_buf *out)
 {
 	cJSON *doc = cJSON_ParseWithLength(text, len);
-	const char *v = str_of(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "metadata"), "kt"), name);
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
+	const char *v = kt_json_str(cJSON_GetObjectItemCaseSensitive(meta, "kt"), name);
 	kt_buf_reset(out);
 	if (v)
 		kt_buf_puts(out, v);

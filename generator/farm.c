@@ -247,25 +247,13 @@ typedef struct list_store {
 	const char **types; /* every miss's types, one array */
 } list_store;
 
-static const char *get_str(const cJSON *o, const char *name)
-{
-	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, name));
-}
-
-/* A number of the list; 0 when there is none (NAN is not equal to itself). */
-static double get_num(const cJSON *o, const char *name)
-{
-	double v = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, name));
-	return v == v ? v : 0;
-}
-
 /* Miss i of the list's array a into m (its types into *types). */
 static int read_miss(const char *path, const cJSON *a, int i, kt_farm_miss *m, const char ***types, kt_err *err)
 {
 	const cJSON *o = cJSON_GetArrayItem(a, i), *ty = cJSON_GetObjectItemCaseSensitive(o, "types"), *t;
-	m->name = get_str(o, "name");
-	m->template_path = get_str(o, "template");
-	m->shape = get_str(o, "shape");
+	m->name = kt_json_str(o, "name");
+	m->template_path = kt_json_str(o, "template");
+	m->shape = kt_json_str(o, "shape");
 	if (!cJSON_IsObject(o) || !m->name || !m->template_path || !m->shape || (ty && !cJSON_IsArray(ty)))
 		return kt_fail(err, "%s: miss %d: expected an object with name, template and shape", path, i);
 	m->types = *types;
@@ -276,11 +264,11 @@ static int read_miss(const char *path, const cJSON *a, int i, kt_farm_miss *m, c
 		*(*types)++ = t->valuestring;
 		m->ntypes++;
 	}
-	m->arch = get_str(o, "arch");
-	m->nvcc = get_str(o, "nvcc");
-	m->flags = get_str(o, "flags");
-	m->project_cache = get_str(o, "project_cache");
-	m->key = get_str(o, "key");
+	m->arch = kt_json_str(o, "arch");
+	m->nvcc = kt_json_str(o, "nvcc");
+	m->flags = kt_json_str(o, "flags");
+	m->project_cache = kt_json_str(o, "project_cache");
+	m->key = kt_json_str(o, "key");
 	return 0;
 }
 
@@ -295,7 +283,7 @@ int kt_farm_list_read(const char *path, kt_farm_list *l, kt_err *err)
 	cJSON *doc = cJSON_ParseWithLength(text.data, text.len);
 	kt_buf_free(&text);
 	const cJSON *a = cJSON_GetObjectItemCaseSensitive(doc, "misses");
-	if (!doc || get_num(doc, "kt_farm") != KT_FARM_FORMAT || !cJSON_IsArray(a) || !cJSON_GetArraySize(a)) {
+	if (!doc || kt_json_num(doc, "kt_farm", 0) != KT_FARM_FORMAT || !cJSON_IsArray(a) || !cJSON_GetArraySize(a)) {
 		cJSON_Delete(doc);
 		return kt_fail(err, "%s: not a list of misses of kt farm (format %d)", path, KT_FARM_FORMAT);
 	}
@@ -314,13 +302,13 @@ int kt_farm_list_read(const char *path, kt_farm_list *l, kt_err *err)
 			kt_farm_list_free(l);
 			return -1;
 		}
-	l->gpu = get_str(doc, "gpu");
-	l->remote = get_str(doc, "remote");
-	l->farm = get_str(doc, "farm");
-	l->strategy = get_str(doc, "strategy");
-	l->budget = (long)get_num(doc, "budget");
-	l->seconds = get_num(doc, "seconds");
-	double tasks = get_num(doc, "tasks");
+	l->gpu = kt_json_str(doc, "gpu");
+	l->remote = kt_json_str(doc, "remote");
+	l->farm = kt_json_str(doc, "farm");
+	l->strategy = kt_json_str(doc, "strategy");
+	l->budget = (long)kt_json_num(doc, "budget", 0);
+	l->seconds = kt_json_num(doc, "seconds", 0);
+	double tasks = kt_json_num(doc, "tasks", 0);
 	l->tasks = (int)tasks;
 	if (!l->remote || !l->remote[0] || tasks < 1 || tasks > (double)l->n || l->tasks != tasks) {
 		kt_farm_list_free(l);

@@ -14,26 +14,14 @@
 #include <cjson/cJSON.h>
 
 #include "cache.h"
+#include "json.h"
 #include "report_int.h"
 
 /* ---- one record, as the page shows it ---------------------------------------------------- */
 
 const char *kt_report_field(const kt_record *r, const char *name)
 {
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r->doc, "fields"), name);
-	return cJSON_IsString(it) ? it->valuestring : NULL;
-}
-
-double kt_report_num(const cJSON *o, const char *name)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
-	return cJSON_IsNumber(it) ? it->valuedouble : 0;
-}
-
-const char *kt_report_str(const cJSON *o, const char *name)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, name);
-	return cJSON_IsString(it) ? it->valuestring : NULL;
+	return kt_json_str(cJSON_GetObjectItemCaseSensitive(r->doc, "fields"), name);
 }
 
 /* A configuration value as the key fields spell it: 8, row, true. */
@@ -142,9 +130,9 @@ static void load_evals(kt_report_entry *e, kt_arena *a)
 		kt_report_eval *ev = &e->evals[e->nevals++];
 		ev->v = kt_arena_alloc(a, (size_t)(e->nparams + 1) * sizeof *ev->v);
 		read_config(e, a, cJSON_GetObjectItemCaseSensitive(it, "config"), ev->v, &ev->config);
-		ev->status = status_index(kt_report_str(it, "status"));
-		ev->us = ev->status == KT_OK && kt_report_num(it, "time_us") > 0 ? kt_report_num(it, "time_us") : NAN;
-		ev->msg = kt_report_str(it, "msg");
+		ev->status = status_index(kt_json_str(it, "status"));
+		ev->us = ev->status == KT_OK && kt_json_num(it, "time_us", 0) > 0 ? kt_json_num(it, "time_us", 0) : NAN;
+		ev->msg = kt_json_str(it, "msg");
 		e->counts[ev->status]++;
 		if (!e->first_msg[ev->status] && ev->msg)
 			e->first_msg[ev->status] = ev->msg;
@@ -165,9 +153,9 @@ static void load_choices(kt_report_entry *e, kt_arena *a)
 	e->dflt = find_eval(e, v, 0);
 	e->time_us = isfinite(e->rec.time_us) ? e->rec.time_us : 0;
 	e->spread_us = isfinite(e->rec.spread_us) ? e->rec.spread_us : 0;
-	e->floor_us = kt_report_num(cJSON_GetObjectItemCaseSensitive(doc, "roofline"), "floor_us");
-	e->reference_us = kt_report_num(doc, "reference_us");
-	e->default_us = kt_report_num(doc, "default_us");
+	e->floor_us = kt_json_num(cJSON_GetObjectItemCaseSensitive(doc, "roofline"), "floor_us", 0);
+	e->reference_us = kt_json_num(doc, "reference_us", 0);
+	e->default_us = kt_json_num(doc, "default_us", 0);
 	if (e->default_us <= 0 && e->dflt >= 0 && e->evals[e->dflt].status == KT_OK)
 		e->default_us = e->evals[e->dflt].us;
 }
@@ -203,8 +191,8 @@ static void load_toolchain(kt_report_entry *e, kt_arena *a)
 	snprintf(l2, sizeof l2, "%lld", (long long)g->l2_bytes);
 	const cJSON *doc = e->rec.doc;
 	const char *t[KT_REPORT_NTOOL] = {g->name, cc, sms, l2, kt_report_field(&e->rec, "compiler"),
-					  kt_report_str(doc, "driver"), kt_report_str(doc, "runtime"),
-					  kt_report_str(doc, "tool")};
+					  kt_json_str(doc, "driver"), kt_json_str(doc, "runtime"),
+					  kt_json_str(doc, "tool")};
 	for (int i = 0; i < KT_REPORT_NTOOL; i++)
 		e->tool[i] = known(a, t[i]);
 }

@@ -55,9 +55,6 @@ typedef struct kt_report_page {
 
 /* A key field of r (its "fields" object), or NULL. */
 const char *kt_report_field(const kt_record *r, const char *name);
-/* o's member name as a number (0 when it is none) or a string (NULL when it is none). */
-double kt_report_num(const struct cJSON *o, const char *name);
-const char *kt_report_str(const struct cJSON *o, const char *name);
 /* The number of distinct kernels of pg (its entries are sorted by kernel). */
 int kt_report_kernels(const kt_report_page *pg);
 

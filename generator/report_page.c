@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "plot.h"
+#include "json.h"
 #include "report_int.h"
 
 #define DEFAULT_TITLE "kt tuning report"
@@ -427,9 +428,10 @@ static void fact_times(kt_buf *out, const kt_report_entry *e)
 	kt_buf_reset(&b);
 	const cJSON *roof = cJSON_GetObjectItemCaseSensitive(e->rec.doc, "roofline");
 	if (e->floor_us > 0 && e->time_us > 0) {
-		kt_buf_printf(&b, "floor %s us at %.2f TB/s", us_text(e->floor_us, t, sizeof t), kt_report_num(roof, "bw_gbs") / 1e3);
-		if (kt_report_num(roof, "flops_rate") > 0 && kt_report_num(roof, "flops") > 0)
-			kt_buf_printf(&b, " and %.1f TFLOP/s", kt_report_num(roof, "flops_rate") / 1e3);
+		kt_buf_printf(&b, "floor %s us at %.2f TB/s", us_text(e->floor_us, t, sizeof t),
+			      kt_json_num(roof, "bw_gbs", 0) / 1e3);
+		if (kt_json_num(roof, "flops_rate", 0) > 0 && kt_json_num(roof, "flops", 0) > 0)
+			kt_buf_printf(&b, " and %.1f TFLOP/s", kt_json_num(roof, "flops_rate", 0) / 1e3);
 		kt_buf_printf(&b, 100 * e->floor_us < 10 * e->time_us ? "; tuned reaches <b>%.1f%%</b> of it"
 									: "; tuned reaches <b>%.0f%%</b> of it",
 			      100 * e->floor_us / e->time_us);
@@ -444,13 +446,13 @@ static void fact_search(kt_buf *out, const kt_report_entry *e)
 {
 	const cJSON *doc = e->rec.doc, *s = cJSON_GetObjectItemCaseSensitive(doc, "search");
 	const cJSON *rounds = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "rounds"), "rounds");
-	const char *strategy = kt_report_str(s, "strategy"), *seed = kt_report_str(s, "seed");
+	const char *strategy = kt_json_str(s, "strategy"), *seed = kt_json_str(s, "seed");
 	kt_buf b = {0};
 	escf(&b, "%s, seed %s: %zu evaluations (%zu passed) of a budget of %.0f, %.1f s", strategy ? strategy : "unknown",
-	     seed ? seed : "?", e->nevals, e->nok, kt_report_num(s, "budget"), kt_report_num(s, "seconds"));
+	     seed ? seed : "?", e->nevals, e->nok, kt_json_num(s, "budget", 0), kt_json_num(s, "seconds", 0));
 	if (cJSON_GetArraySize(rounds) > 1)
 		kt_buf_printf(&b, "; %d rounds, the best in round %.0f", cJSON_GetArraySize(rounds),
-			      kt_report_num(cJSON_GetObjectItemCaseSensitive(doc, "rounds"), "best_round"));
+			      kt_json_num(cJSON_GetObjectItemCaseSensitive(doc, "rounds"), "best_round", 0));
 	fact(out, "search", b.data);
 	kt_buf_free(&b);
 }

@@ -26,7 +26,7 @@ enum { TOP_SHOWN = 10 };
 typedef struct tune_args {
 	kt_strlist shapes, types, flags, configs;
 	const char *strategy, *record, *t4, *cache_dir, *workdir, *backend, *nvcc, *flagstr;
-	long long budget, seed, gpu, jobs, top, pack, patience;
+	long long budget, seed, gpu, jobs, top, pack, batch, patience;
 	const char *seconds, *timeout, *arch;
 	int quiet, list_gpus, no_race;
 } tune_args;
@@ -289,7 +289,8 @@ int kt_cmd_tune(int argc, char **argv)
 		{"flags", KT_OPT_STR, &a.flagstr, "\"F...\"", "code-generation flags for every variant, space-separated"},
 		{"flag", KT_OPT_LIST, &a.flags, "F", "one code-generation flag, no blanks (repeatable)"},
 		{"jobs", KT_OPT_INT, &a.jobs, "N", "parallel compiles (default: cores)"},
-		{"pack", KT_OPT_INT, &a.pack, "N", "variants per nvcc translation unit, at most (default 8; 1: each alone)"},
+		{"pack", KT_OPT_INT, &a.pack, "N", "variants per nvcc translation unit, at most (default 16; 1: each alone)"},
+		{"batch", KT_OPT_INT, &a.batch, "N", "configurations per compile batch, at most (default: from --jobs)"},
 		{"timeout", KT_OPT_STR, &a.timeout, "S", "watchdog per variant in seconds (default 10)"},
 		{"patience", KT_OPT_INT, &a.patience, "N", "stop a shape after N evaluations without a gain beyond the noise (default 16; < 0: never)"},
 		{"no-race", KT_OPT_FLAG, &a.no_race, NULL, "time every configuration to full precision (no racing)"},
@@ -329,6 +330,9 @@ int kt_cmd_tune(int argc, char **argv)
 		rc = kt_fail(&err, "--shape is required (usage: %s)", usage);
 	if (rc == 0 && a.pack < 1)
 		rc = kt_fail(&err, "--pack %lld: a translation unit holds at least 1 variant", a.pack);
+	if (rc == 0 && (a.batch < 0 || a.batch > KT_TUNE_MAX_BATCH))
+		rc = kt_fail(&err, "--batch %lld: a compile batch holds 1 to %d configurations (0: from --jobs)", a.batch,
+			     KT_TUNE_MAX_BATCH);
 	if (rc == 0)
 		rc = parse_seconds(a.seconds, "--seconds", &o.seconds, &err);
 	if (rc == 0)
@@ -373,6 +377,7 @@ int kt_cmd_tune(int argc, char **argv)
 		o.gpu = (int)a.gpu;
 		o.jobs = (int)a.jobs;
 		o.pack = (int)a.pack;
+		o.batch = (int)a.batch;
 		o.workdir = a.workdir;
 		o.tmpdir = kt_env_tmpdir();
 		o.backend = a.backend;

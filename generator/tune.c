@@ -29,7 +29,7 @@ static const double DEFAULT_NEAR_FLOOR = 0.03;
 static const double NOISE_FLOOR = 0.005;       /* times within 0.5% are a tie whatever the spread */
 static const int64_t BW_BYTES = 1LL << 30;     /* the copy measured for the bandwidth ceiling */
 static const double MEASURE_TIMEOUT_S = 120;   /* watchdog of setup, the ceilings and the final re-timing */
-enum { DEFAULT_RETIME_TOP = 5, RETIME_ROUNDS = 30, MIN_BATCH = 8, MAX_BATCH = 128, MIN_ASK = 4 };
+enum { DEFAULT_RETIME_TOP = 5, RETIME_ROUNDS = 30, MIN_BATCH = 8, MAX_BATCH = 256, MIN_ASK = 4 };
 enum { SLOTS = 2 };                            /* compile batches in flight at once */
 enum { PENDING = -2 };                         /* ev_of: on its way, not yet recorded */
 
@@ -737,7 +737,9 @@ static int batch_size(const tuner *tu)
 {
 	if (tu->o->batch > 0)
 		return tu->o->batch;
-	int n = 4 * kt_compile_jobs(&tu->batchcc); /* several waves of nvcc per batch: the last wave's tail idles fewer cores */
+	/* A pack of 16 variants per nvcc job: nvcc's fixed cost (the CUDA headers, about 0.5 s) is
+	 * then a third of the job's, where one variant alone is 90% of it; see bench/README.md. */
+	int n = 16 * kt_compile_jobs(&tu->batchcc);
 	return n < MIN_BATCH ? MIN_BATCH : n > MAX_BATCH ? MAX_BATCH : n;
 }
 
@@ -1157,7 +1159,9 @@ static int first_batch(tuner *tu, const int *gpus, int ngpus, kt_err *err)
 	cu->state = U_COMPILING;
 	index_put(tu, check);
 	id_add(&fresh, check);
-	size_t each = (size_t)batch_size(tu) / tu->ntasks;
+	/* A quarter batch, in smaller packs, that the GPU starts on sooner; the next batch compiles
+	 * while the workers set up (below). */
+	size_t each = (size_t)batch_size(tu) / 4 / tu->ntasks;
 	each = each < MIN_ASK ? MIN_ASK : each;
 	for (size_t k = 0; k < tu->ntasks; k++)
 		if (tu->tasks[k].state == T_SETUP) {
@@ -1175,6 +1179,12 @@ static int first_batch(tuner *tu, const int *gpus, int ngpus, kt_err *err)
 		if (rc == 0 && crc)
 			rc = -1, *err = e;
 	}
+	fresh = (idlist){0};
+	if (rc == 0)
+		ask_all(tu, &fresh);
+	if (rc == 0 && fresh.n)
+		rc = compile_start(tu, &fresh, err);
+	free(fresh.v);
 	if (rc)
 		return -1;
 	cu = &tu->units[check];

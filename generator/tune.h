@@ -31,7 +31,8 @@
 #include "util.h"
 
 enum { KT_TUNE_MAX_GPUS = 16 }; /* GPUs reported in kt_tune_stats (all of them are used) */
-enum { KT_TUNE_PACK = 8 };      /* variants per nvcc translation unit: past this, cicc and ptxas dominate */
+enum { KT_TUNE_MAX_BATCH = 1024 }; /* configurations per compile batch, at most (kt_tune_opts.batch) */
+enum { KT_TUNE_PACK = 16 };     /* variants per nvcc translation unit: past this, cicc and ptxas dominate */
 enum { KT_TUNE_PATIENCE = 16 }; /* evaluations without a gain beyond the noise that end a search */
 #define KT_TUNE_RACE 0.15       /* racing: an estimate this much slower than the best is not timed further */
 

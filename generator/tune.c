@@ -382,7 +382,11 @@ static void tell(task *ta, size_t idx)
 	if (ok && !e->raced && (ta->best_us <= 0 || e->median_us < ta->best_us)) {
 		ta->best_us = e->median_us;
 		ta->best_spread = e->spread_us;
-		kt_search_set_noise(ta->search, e->spread_us / e->median_us);
+		/* The spread is of single launches (half the 10-90% range); a median of the many
+		 * launches of a timing varies far less: half the spread still covers the drift from
+		 * one timing to the next, where the whole of it stopped searches that were still
+		 * gaining 1-3% a step. */
+		kt_search_set_noise(ta->search, e->spread_us / e->median_us / 2);
 	}
 	if (ta->asked[idx]) /* a raced estimate is told as it is: it never beats the best */
 		kt_search_tell(ta->search, idx, ok ? e->median_us : -1.0);

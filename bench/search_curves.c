@@ -12,7 +12,7 @@
  *
  *   search_curves --warm DIR [--seeds N] [--root DIR] [--jobs N] RECORDING|DIR...
  *       What kt generate does with a miss at the recording's shape and GPU: the default search
- *       (auto, a budget of 400) told one batch late, stopped by convergence (patience 12, 24, 48)
+ *       (auto, a budget of 400) told one batch late, stopped by convergence (patience 12 to 48, and kt's default)
  *       or its budget; cold (no seeds) and warm (seeds from the same template's records in the
  *       cache directory DIR, e.g. kt's cache/, chosen by transfer.c as a miss would).  Per row the
  *       medians over N search seeds of the evaluations spent, the percent of the optimum at the
@@ -208,7 +208,7 @@ static void one_miss(const kt_tmpl *t, const kt_space *sp, const double *times, 
 			double tm = times[prev[i]];
 			if (tm >= 0 && (best < 0 || tm < best)) {
 				best = tm;
-				kt_search_set_noise(s, spreads[prev[i]] / tm);
+				kt_search_set_noise(s, spreads[prev[i]] / tm / 2); /* as tune.c: half the launch spread */
 			}
 			kt_search_tell(s, prev[i], tm);
 			done++;
@@ -229,7 +229,7 @@ static void one_miss(const kt_tmpl *t, const kt_space *sp, const double *times, 
 	kt_search_free(s);
 }
 
-/* The table of one recording: cold and warm, at three patiences. */
+/* The table of one recording: cold and warm, at several patiences and kt's own. */
 static void configure_sim(const struct opts *o, const kt_tmpl *t, kt_recorded *r, const kt_space *sp,
 			  const double *times, const double *spreads, double opt, const char *arch)
 {
@@ -250,7 +250,7 @@ static void configure_sim(const struct opts *o, const kt_tmpl *t, kt_recorded *r
 			}
 	printf("  seeds: %zu, from %s\n", nseeds, nseeds ? kt_buf_str(&why) : "nothing (no record of this template)");
 	printf("  %-20s %9s %9s %9s\n", "median of seeds", "evaluated", "% of opt", "to 98%");
-	static const int patience[] = {12, 16, 20, 24, 48};
+	const int patience[] = {12, 16, 20, 24, 48, kt_tune_patience(t)}; /* the last: kt's default */
 	size_t batch = 8; /* a miss of a batch is asked a few at a time */
 	for (int warm = 0; warm < 2; warm++)
 		for (size_t k = 0; k < sizeof patience / sizeof patience[0]; k++) {
@@ -264,7 +264,8 @@ static void configure_sim(const struct opts *o, const kt_tmpl *t, kt_recorded *r
 			}
 			double mu = median(u, o->seeds), mf = median(f, o->seeds), mr = median(re, o->seeds);
 			char label[64];
-			snprintf(label, sizeof label, "%s, patience %d", warm ? "warm" : "cold", patience[k]);
+			snprintf(label, sizeof label, "%s, patience %d%s", warm ? "warm" : "cold", patience[k],
+				 k == sizeof patience / sizeof patience[0] - 1 ? " (kt)" : "");
 			char to[32] = "-";
 			if (mr <= mu)
 				snprintf(to, sizeof to, "%.0f", mr);

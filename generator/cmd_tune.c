@@ -292,7 +292,7 @@ int kt_cmd_tune(int argc, char **argv)
 		{"pack", KT_OPT_INT, &a.pack, "N", "variants per nvcc translation unit, at most (default 16; 1: each alone)"},
 		{"batch", KT_OPT_INT, &a.batch, "N", "configurations per compile batch, at most (default: from --jobs)"},
 		{"timeout", KT_OPT_STR, &a.timeout, "S", "watchdog per variant in seconds (default 10)"},
-		{"patience", KT_OPT_INT, &a.patience, "N", "stop a shape after N evaluations without a gain beyond the noise (default 16; < 0: never)"},
+		{"patience", KT_OPT_INT, &a.patience, "N", "stop a shape after N evaluations without a gain beyond the noise (default 16, or 3 per parameter; < 0: never)"},
 		{"no-race", KT_OPT_FLAG, &a.no_race, NULL, "time every configuration to full precision (no racing)"},
 		{"config", KT_OPT_LIST, &a.configs, "P=V,...", "evaluate only this configuration, every parameter given (repeatable)"},
 		{"top", KT_OPT_INT, &a.top, "N", "configurations shown per shape (default 10)"},

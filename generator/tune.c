@@ -463,11 +463,17 @@ static const char *stop_reason(const tuner *tu, const task *ta, char *buf, size_
 		return snprintf(buf, bufsz, "near the floor: %.1f%% of it", 100.0 * floor / ta->best_us), buf;
 	if (ta->tt->give_up > 0 && ta->fail_streak >= ta->tt->give_up)
 		return snprintf(buf, bufsz, "gave up: the last %d evaluations all failed", ta->fail_streak), buf;
-	int patience = o->patience == 0 ? KT_TUNE_PATIENCE : o->patience;
+	int patience = o->patience == 0 ? kt_tune_patience(ta->t) : o->patience;
 	if (kt_search_converged(ta->search, patience))
 		return snprintf(buf, bufsz, "converged: no gain beyond the noise (%.1f%%) in the last %zu evaluations",
 				100.0 * kt_search_noise(ta->search), kt_search_since_gain(ta->search)), buf;
 	return NULL;
+}
+
+int kt_tune_patience(const kt_tmpl *t)
+{
+	int n = KT_TUNE_PATIENCE_PER_PARAM * t->nparams;
+	return n > KT_TUNE_PATIENCE ? n : KT_TUNE_PATIENCE;
 }
 
 /* Charges the wall time since the last charge to the active tasks, in equal shares. */

@@ -33,7 +33,8 @@
 enum { KT_TUNE_MAX_GPUS = 16 }; /* GPUs reported in kt_tune_stats (all of them are used) */
 enum { KT_TUNE_MAX_BATCH = 1024 }; /* configurations per compile batch, at most (kt_tune_opts.batch) */
 enum { KT_TUNE_PACK = 16 };     /* variants per nvcc translation unit: past this, cicc and ptxas dominate */
-enum { KT_TUNE_PATIENCE = 16 }; /* evaluations without a gain beyond the noise that end a search */
+enum { KT_TUNE_PATIENCE = 16 }; /* evaluations without a gain beyond the noise that end a search, */
+enum { KT_TUNE_PATIENCE_PER_PARAM = 3 }; /* or this many per parameter where that is more */
 #define KT_TUNE_RACE 0.15       /* racing: an estimate this much slower than the best is not timed further */
 
 /* Where the time of one batch went (wall seconds). */
@@ -71,7 +72,7 @@ typedef struct kt_tune_opts {
 	kt_ceilings *ceilings;        /* in: the GPU's known ceilings (0: unknown); out: with those measured.  NULL: measure */
 	double near_floor;            /* stop within this fraction of the floor; 0: 0.03; < 0: never */
 	int retime_top;               /* candidates re-timed at the end; 0: 5; < 0: none */
-	int patience;                 /* see above; 0: KT_TUNE_PATIENCE; < 0: never converge */
+	int patience;                 /* see above; 0: kt_tune_patience; < 0: never converge */
 	double race;                  /* racing margin; 0: KT_TUNE_RACE; < 0: no racing */
 	kt_progress *progress;        /* one line for the whole batch; may be NULL */
 	/* Called when a task is done, its result final: another task to tune in the same pipeline (the
@@ -104,6 +105,11 @@ typedef struct kt_tune_task {
 /* Tunes tasks[0..n).  0 when the batch ran (each task's rc says how it went); -1 with err when
  * nothing could be tuned (no GPU, no compiler, no worker). */
 int kt_tune_batch(kt_tune_task *tasks, size_t n, const kt_tune_opts *o, kt_err *err);
+
+/* The default patience for template t: KT_TUNE_PATIENCE, or KT_TUNE_PATIENCE_PER_PARAM per
+ * parameter where that is more (the best's lattice neighbours, a step either way in each
+ * parameter, and a margin: a search of many parameters is not done when a few of them are). */
+int kt_tune_patience(const kt_tmpl *t);
 
 /* One problem: kt_tune_batch of one task.  0 on success, also when no configuration passed
  * (out->best is then -1); -1 with err set when it could not be tuned. */

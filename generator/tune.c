@@ -763,10 +763,14 @@ static void ask_all(tuner *tu, idlist *fresh)
 	if (!active)
 		return;
 	size_t total = (size_t)batch_size(tu), each = (total + active - 1) / active;
+	/* A search steered by results (bestfirst) asks a quarter as much: what it asks before it
+	 * hears back is partly guesswork, and many shapes fill a batch between them anyway. */
+	size_t steered = (total / 4 + active - 1) / active;
 	each = each < MIN_ASK ? MIN_ASK : each;
+	steered = steered < MIN_ASK ? MIN_ASK : steered;
 	for (size_t k = 0; k < tu->ntasks; k++)
 		if (tu->tasks[k].state == T_ASKING)
-			ask_task(tu, (int)k, each, fresh);
+			ask_task(tu, (int)k, strcmp(kt_search_name(tu->tasks[k].search), "bestfirst") ? each : steered, fresh);
 }
 
 /* ---- compiling ------------------------------------------------------------------------------------- */

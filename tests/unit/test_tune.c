@@ -483,6 +483,23 @@ static void test_give_up(const char *dir)
 	kt_buf_free(&diags);
 }
 
+/* The default patience: 16, or 3 per parameter where that is more (softmax has nine). */
+static void test_patience(const kt_tmpl *t)
+{
+	CHECK_INT(t->nparams, 3);
+	CHECK_INT(kt_tune_patience(t), KT_TUNE_PATIENCE);
+	kt_buf diags = {0};
+	kt_err err = {0};
+	kt_tmpl *sm = kt_tmpl_parse(KT_TEMPLATES_DIR "/softmax.cu.tmpl", NULL, &diags, &err);
+	CHECK(sm != NULL);
+	if (sm) {
+		CHECK_INT(sm->nparams, 9);
+		CHECK_INT(kt_tune_patience(sm), 27);
+	}
+	kt_tmpl_free(sm);
+	kt_buf_free(&diags);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/kt-test-tune-XXXXXX";
@@ -501,6 +518,7 @@ int main(void)
 		test_seeds_and_stop(t);
 		test_compiled_once(t);
 		test_give_up(dir);
+		test_patience(t);
 	}
 	test_progress();
 	kt_tmpl_free(t);

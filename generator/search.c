@@ -563,9 +563,11 @@ size_t kt_search_since_gain(const kt_search *s)
 	return s->since_gain;
 }
 
+int kt_search_steered(const kt_search *s) { return s->st->init == bestfirst_init; }
+
 int kt_search_converged(const kt_search *s, int patience)
 {
-	return patience > 0 && s->best >= 0 && s->since_gain >= (size_t)patience && s->st->init == bestfirst_init;
+	return patience > 0 && s->best >= 0 && s->since_gain >= (size_t)patience && kt_search_steered(s);
 }
 
 void kt_search_free(kt_search *s)

@@ -56,8 +56,12 @@ long kt_search_best(const kt_search *s, double *time_us);
 /* How many indices were asked so far. */
 size_t kt_search_asked(const kt_search *s);
 
-/* Convergence.  A result is a gain when it beats the best by more than the noise (a fraction,
- * the best's spread over its time as the caller measured it; at least 0.5%).  The search counts
+/* 1 when what the strategy asks next depends on what it was told (bestfirst): a caller asks it
+ * less at a time, as what it asks ahead of the results is partly guesswork. */
+int kt_search_steered(const kt_search *s);
+
+/* Convergence.  A result is a gain when it beats the best by more than the noise (a fraction
+ * the caller sets from its timings; at least 0.5%).  The search counts
  * the results told since the last gain; a bestfirst search has converged when that count reaches
  * patience (> 0).  exhaustive and random never converge: they do what their names say. */
 void kt_search_set_noise(kt_search *s, double rel);

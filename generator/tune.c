@@ -748,7 +748,7 @@ static int batch_size(const tuner *tu)
 	if (tu->o->batch > 0)
 		return tu->o->batch;
 	/* A pack of 16 variants per nvcc job: nvcc's fixed cost (the CUDA headers, about 0.5 s) is
-	 * then a third of the job's, where one variant alone is 90% of it; see bench/README.md. */
+	 * then a third of the job's, where one variant alone is 90% of it; see bench/RESULTS.md. */
 	int n = 16 * kt_compile_jobs(&tu->batchcc);
 	return n < MIN_BATCH ? MIN_BATCH : n > MAX_BATCH ? MAX_BATCH : n;
 }
@@ -763,14 +763,14 @@ static void ask_all(tuner *tu, idlist *fresh)
 	if (!active)
 		return;
 	size_t total = (size_t)batch_size(tu), each = (total + active - 1) / active;
-	/* A search steered by results (bestfirst) asks a quarter as much: what it asks before it
-	 * hears back is partly guesswork, and many shapes fill a batch between them anyway. */
+	/* A search steered by results asks a quarter as much (kt_search_steered); many shapes
+	 * fill a batch between them anyway. */
 	size_t steered = (total / 4 + active - 1) / active;
 	each = each < MIN_ASK ? MIN_ASK : each;
 	steered = steered < MIN_ASK ? MIN_ASK : steered;
 	for (size_t k = 0; k < tu->ntasks; k++)
 		if (tu->tasks[k].state == T_ASKING)
-			ask_task(tu, (int)k, strcmp(kt_search_name(tu->tasks[k].search), "bestfirst") ? each : steered, fresh);
+			ask_task(tu, (int)k, kt_search_steered(tu->tasks[k].search) ? steered : each, fresh);
 }
 
 /* ---- compiling ------------------------------------------------------------------------------------- */

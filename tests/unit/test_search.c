@@ -163,6 +163,10 @@ static void test_table(void)
 
 	kt_search *s = kt_search_new("local", &t, &sp, 10, 1, &err);
 	CHECK_STR(kt_search_name(s), "bestfirst");
+	CHECK_INT(kt_search_steered(s), 1); /* its asks follow what it was told */
+	kt_search_free(s);
+	s = kt_search_new("random", &t, &sp, 10, 1, &err);
+	CHECK_INT(kt_search_steered(s), 0);
 	kt_search_free(s);
 	s = kt_search_new(NULL, &t, &sp, 10, 1, &err);
 	CHECK_STR(kt_search_name(s), "bestfirst");

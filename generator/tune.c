@@ -1160,6 +1160,8 @@ static int any_setup(const tuner *tu)
 	return 0;
 }
 
+static int refill(tuner *tu, kt_err *err);
+
 /* The first compile batch: the check kernels, each task's reference and default and what its
  * search asks first.  The workers start while nvcc runs; then the check kernels are loaded,
  * every problem is defined and its reference run, and the ceilings are measured. */
@@ -1193,12 +1195,8 @@ static int first_batch(tuner *tu, const int *gpus, int ngpus, kt_err *err)
 		if (rc == 0 && crc)
 			rc = -1, *err = e;
 	}
-	fresh = (idlist){0};
 	if (rc == 0)
-		ask_all(tu, &fresh);
-	if (rc == 0 && fresh.n)
-		rc = compile_start(tu, &fresh, err);
-	free(fresh.v);
+		rc = refill(tu, err);
 	if (rc)
 		return -1;
 	cu = &tu->units[check];

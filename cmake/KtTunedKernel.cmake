@@ -30,7 +30,8 @@ Either way the calling project must enable CUDA (``project(... LANGUAGES CXX CUD
       TEMPLATE <file>
       SHAPES <shape>...
       [TYPES <symbol>=<type>...]
-      [ARCH <arch>]
+      [GPUS <gpu>...]
+      [ARCH <arch>...]
       [FLAGS <flag>...]
       [OUTPUT_DIR <dir>]
       [CACHE_DIR <dir>]
@@ -40,7 +41,9 @@ Either way the calling project must enable CUDA (``project(... LANGUAGES CXX CUD
   executable or a library created before the call (at the end of the configure, with the other
   kernels).  The target's code includes
   ``kt_<name>.h`` and calls ``kt_<name>(<kernel arguments>..., cudaStream_t)``, which launches
-  the variant tuned for the runtime shape.
+  the variant tuned for the GPU it runs on and the runtime shape.  ``kt_<name>_table(device)``
+  says which GPU's table serves a device (``KT_VERBOSE=1`` in the environment prints it at the
+  first call on each device).
 
   ``<target>``
     Receives the generated sources (PRIVATE) and the output directory as a PUBLIC include
@@ -64,17 +67,32 @@ Either way the calling project must enable CUDA (``project(... LANGUAGES CXX CUD
     choices that the caller fixes, ``@kt option``), e.g. ``LSE=base2``; the template's defaults
     otherwise.
 
-  ``ARCH <arch>``
-    The compute capability to tune for, e.g. ``90``, or ``90a`` for Hopper's
-    architecture-specific instructions (``wgmma``; a template's constraints see the target as
-    ``sm`` and ``sm_a``).  Default: the first entry of ``CMAKE_CUDA_ARCHITECTURES`` (without
-    ``-real``/``-virtual``), else ``90``.  The target the generated sources are compiled for must
-    match: ``90a`` variants need ``CMAKE_CUDA_ARCHITECTURES`` ``90a``.
+  ``GPUS <gpu>...``
+    The GPU models the build serves, e.g. ``"NVIDIA H200" "NVIDIA H100 80GB HBM3"``: one table
+    each, compiled for that GPU's own architecture (a fat binary when they differ).  The GPU
+    here tunes its misses; the others take their configurations from the caches (the user's, the
+    project's, the remote), and a miss for them is a note (an error under
+    ``KT_REQUIRE_CACHE_HIT``).  At run time the launcher takes the table of the device's model,
+    else that of a listed GPU of the same compute capability nearest in memory bandwidth and SM
+    count, else the template defaults, which are built for every architecture of the build.
+    Default: ``KT_GPUS``, else the GPU here, else ``KT_GPU``.
+
+  ``ARCH <arch>...``
+    The build's architectures, e.g. ``80 90a``.  kt compiles each GPU's table for that GPU's own
+    compute capability; a listed architecture-specific target (``90a``: Hopper's ``wgmma``)
+    is used for the GPUs of that capability when the template has configurations that need it
+    (its constraints see the target as ``sm`` and ``sm_a``).  Default: the entries of
+    ``CMAKE_CUDA_ARCHITECTURES`` (without ``-real``/``-virtual``), else ``TORCH_CUDA_ARCH_LIST``;
+    the architecture flags among the CUDA flags (``-gencode``, as ``find_package(Torch)`` adds
+    them) add theirs.
 
   ``FLAGS <flag>...``
-    Extra nvcc flags for the kernel.  They are used when tuning (with ``CMAKE_CUDA_FLAGS``, and
-    the compiler ``CMAKE_CUDA_COMPILER``) and when the generated sources are compiled, so that
-    what is measured is what ships.  They are part of the cache key.
+    Extra nvcc flags for the kernel.  With ``CMAKE_CUDA_FLAGS`` they are what kt compiles the
+    variants with when tuning (with the compiler ``CMAKE_CUDA_COMPILER``) and when it builds a
+    GPU's table, so that what is measured is what ships, less the architecture flags (kt
+    compiles for the GPU it times); the flags that change what the code computes are part of the
+    cache key (kt's ``docs/cache.md`` has the table).  The per-configuration flags
+    (``CMAKE_CUDA_FLAGS_<CONFIG>``) reach the launcher and the template defaults only.
 
   ``OUTPUT_DIR <dir>``
     Where the generated files go.  Default: ``${CMAKE_CURRENT_BINARY_DIR}/kt/<name>``.
@@ -100,6 +118,8 @@ for that configure run (``KT_RETUNE=ON cmake -S . -B build``).
 ``KT_GPU``
   The GPU to generate for when none is present, e.g. ``NVIDIA H200``: its cached
   configurations are used.
+``KT_GPUS``
+  The GPU models every kernel of the project serves, a list (``GPUS`` of one call overrides it).
 ``KT_CACHE_DIR``
   The user's tuning cache directory (``CACHE_DIR`` overrides it per kernel).
 ``KT_REMOTE_CACHE``
@@ -172,6 +192,7 @@ endif()
 set(KT_RETUNE OFF CACHE STRING "kt: re-tune all kernels (ON), none (OFF) or those whose name matches a pattern")
 option(KT_REQUIRE_CACHE_HIT "kt: a tuning-cache miss is a configure error" OFF)
 set(KT_GPU "" CACHE STRING "kt: GPU to generate for when none is present (e.g. \"NVIDIA H200\")")
+set(KT_GPUS "" CACHE STRING "kt: the GPU models the build serves, a list (empty: the GPU here, else KT_GPU)")
 set(KT_CACHE_DIR "" CACHE PATH "kt: the user's tuning cache directory (empty: kt's default)")
 set(KT_REMOTE_CACHE "" CACHE STRING "kt: URL of a remote HTTP tuning cache")
 option(KT_READ_ONLY "kt: never write to the tuning caches" ${_kt_read_only_default})
@@ -282,16 +303,34 @@ endfunction()
 
 # ---- kt_add_tuned_kernel ------------------------------------------------------------------
 
-# The compute capability to tune for: ARCH, else the first of CMAKE_CUDA_ARCHITECTURES, else 90.
-function(_kt_arch out arch)
-  if(NOT arch)
-    list(GET CMAKE_CUDA_ARCHITECTURES 0 arch)
-    string(REGEX REPLACE "-(real|virtual)$" "" arch "${arch}")
-    if(NOT arch MATCHES "^[0-9]+[af]?$") # native, all, all-major, OFF or unset
-      set(arch 90)
+# The build's architectures: ARCH, else those of CMAKE_CUDA_ARCHITECTURES (without -real and
+# -virtual; native, all and OFF name none), else those of TORCH_CUDA_ARCH_LIST ("8.0;9.0a",
+# "8.0 9.0+PTX"), which a PyTorch extension sets instead.  kt adds those of the -gencode flags.
+function(_kt_archs out)
+  set(archs "")
+  if(ARGN)
+    set(archs ${ARGN})
+  else()
+    foreach(arch IN LISTS CMAKE_CUDA_ARCHITECTURES)
+      string(REGEX REPLACE "-(real|virtual)$" "" arch "${arch}")
+      if(arch MATCHES "^[0-9]+[af]?$")
+        list(APPEND archs "${arch}")
+      endif()
+    endforeach()
+    _kt_option(torch TORCH_CUDA_ARCH_LIST)
+    if(NOT archs AND torch)
+      string(REPLACE " " ";" torch "${torch}")
+      foreach(arch IN LISTS torch)
+        string(REGEX REPLACE "\\+PTX$" "" arch "${arch}")
+        string(REPLACE "." "" arch "${arch}")
+        if(arch MATCHES "^[0-9]+[af]?$")
+          list(APPEND archs "${arch}")
+        endif()
+      endforeach()
     endif()
   endif()
-  set(${out} "${arch}" PARENT_SCOPE)
+  list(REMOVE_DUPLICATES archs)
+  set(${out} "${archs}" PARENT_SCOPE)
 endfunction()
 
 # Checks the arguments of kt_add_tuned_kernel (in the caller's arg_* variables).
@@ -320,9 +359,16 @@ macro(_kt_check_args)
   if(_kt_imported OR _kt_alias OR _kt_type STREQUAL "INTERFACE_LIBRARY" OR _kt_type STREQUAL "UTILITY")
     message(FATAL_ERROR "kt_add_tuned_kernel(${target}): '${target}' cannot take sources; give an executable or a library built here")
   endif()
-  if(DEFINED arg_ARCH AND NOT arg_ARCH MATCHES "^[0-9][0-9][0-9]?[af]?$")
-    message(FATAL_ERROR "kt_add_tuned_kernel(${target}): ARCH '${arg_ARCH}' is not a compute capability (expected e.g. 90, or 90a for the architecture-specific target)")
-  endif()
+  foreach(_kt_a IN LISTS arg_ARCH)
+    if(NOT _kt_a MATCHES "^[0-9][0-9][0-9]?[af]?$")
+      message(FATAL_ERROR "kt_add_tuned_kernel(${target}): ARCH '${_kt_a}' is not a compute capability (expected e.g. 90, or 90a for the architecture-specific target)")
+    endif()
+  endforeach()
+  foreach(_kt_g IN LISTS arg_GPUS)
+    if(_kt_g STREQUAL "" OR _kt_g MATCHES "[,\n]")
+      message(FATAL_ERROR "kt_add_tuned_kernel(${target}): GPUS '${_kt_g}' is not a GPU model name (e.g. \"NVIDIA H200\")")
+    endif()
+  endforeach()
   if(NOT EXISTS "${arg_TEMPLATE}" OR IS_DIRECTORY "${arg_TEMPLATE}")
     message(FATAL_ERROR "kt_add_tuned_kernel(${target}): TEMPLATE '${arg_TEMPLATE}' does not exist")
   endif()
@@ -352,10 +398,11 @@ function(_kt_option_args out)
       list(APPEND args ${flag})
     endif()
   endforeach()
-  foreach(pair "KT_GPU;--gpu" "KT_REMOTE_CACHE;--remote" "KT_TUNE_BUDGET;--budget" "KT_TUNE_SECONDS;--seconds")
+  foreach(pair "KT_GPU;--gpu" "KT_GPUS;--gpus" "KT_REMOTE_CACHE;--remote" "KT_TUNE_BUDGET;--budget" "KT_TUNE_SECONDS;--seconds")
     list(GET pair 0 var)
     list(GET pair 1 flag)
     _kt_option(value ${var})
+    list(JOIN value "," value) # a list (KT_GPUS) goes as one argument
     if(NOT value STREQUAL "")
       list(APPEND args ${flag} "${value}")
     endif()
@@ -374,7 +421,7 @@ endfunction()
 
 function(kt_add_tuned_kernel target)
   cmake_parse_arguments(PARSE_ARGV 1 arg ""
-    "NAME;TEMPLATE;ARCH;OUTPUT_DIR;CACHE_DIR;PROJECT_CACHE" "SHAPES;TYPES;FLAGS")
+    "NAME;TEMPLATE;OUTPUT_DIR;CACHE_DIR;PROJECT_CACHE" "SHAPES;TYPES;FLAGS;GPUS;ARCH")
   if(DEFINED arg_TEMPLATE)
     get_filename_component(arg_TEMPLATE "${arg_TEMPLATE}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
   endif()
@@ -386,13 +433,20 @@ function(kt_add_tuned_kernel target)
   endif()
 
   _kt_find_tool(kt)
-  _kt_arch(arch "${arg_ARCH}")
+  _kt_archs(archs ${arg_ARCH})
   set(flags "${CMAKE_CUDA_FLAGS}" ${arg_FLAGS})
   list(JOIN flags " " flags)
   string(STRIP "${flags}" flags)
   # The kernel's block of the batch file: kt generate's kernel options, one argument per line.
-  set(args --template "${arg_TEMPLATE}" --name "${name}" --out "${out}" --arch "${arch}"
-    --nvcc "${CMAKE_CUDA_COMPILER}")
+  set(args --template "${arg_TEMPLATE}" --name "${name}" --out "${out}" --nvcc "${CMAKE_CUDA_COMPILER}")
+  if(archs)
+    list(JOIN archs "," archs)
+    list(APPEND args --arch "${archs}")
+  endif()
+  if(arg_GPUS)
+    list(JOIN arg_GPUS "," gpus)
+    list(APPEND args --gpus "${gpus}")
+  endif()
   if(flags) # (an empty argument would vanish from the command line)
     list(APPEND args "--flags=${flags}")
   endif()
@@ -492,12 +546,14 @@ function(_kt_add_generated name kt)
   endif()
   set(KT_GENERATED_SOURCES "")
   set(KT_GENERATED_DEPENDS "")
+  set(KT_GENERATED_ARCH_SOURCES "")
   include("${listing}")
   target_sources(${target} PRIVATE ${KT_GENERATED_SOURCES})
   if(flags)
     set_source_files_properties(${KT_GENERATED_SOURCES} TARGET_DIRECTORY ${target}
       PROPERTIES COMPILE_OPTIONS "${flags}")
   endif()
+  _kt_add_arch_objects("${name}" "${target}" "${out}")
   # The header includes the CUDA runtime's headers, also when included from C or C++ sources.
   target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${out}>")
   foreach(inc IN LISTS CMAKE_CUDA_TOOLKIT_INCLUDE_DIRECTORIES)
@@ -505,4 +561,40 @@ function(_kt_add_generated name kt)
   endforeach()
   set_property(DIRECTORY "${dir}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
     "${template}" ${KT_GENERATED_DEPENDS} "${kt}")
+endfunction()
+
+# The variants of the GPU tables (the listing's KT_GENERATED_ARCH_SOURCES): each is compiled by
+# kt's own rule for its GPU's architecture alone, with the flags kt measured it with, whatever
+# architectures and flags the target has (a PyTorch extension's -gencode flags among them); the
+# objects go into the target.  Read by _kt_add_generated from the listing's variables.
+function(_kt_add_arch_objects name target out)
+  if(NOT KT_GENERATED_ARCH_SOURCES)
+    return()
+  endif()
+  set(host "")
+  if(CMAKE_CUDA_HOST_COMPILER)
+    set(host -ccbin "${CMAKE_CUDA_HOST_COMPILER}")
+  endif()
+  set(pic "")
+  if(NOT WIN32)
+    set(pic -Xcompiler=-fPIC) # the objects may go into a shared library
+  endif()
+  set(objects "")
+  foreach(src arch IN ZIP_LISTS KT_GENERATED_ARCH_SOURCES KT_GENERATED_ARCH_FLAGS)
+    get_filename_component(stem "${src}" NAME_WE)
+    set(obj "${out}/obj/${stem}${CMAKE_CUDA_OUTPUT_EXTENSION}")
+    string(REGEX REPLACE ".*code=sm_" "" sm "${arch}")
+    add_custom_command(OUTPUT "${obj}"
+      COMMAND "${CMAKE_CUDA_COMPILER}" ${host} ${arch} ${KT_GENERATED_NVCC_FLAGS} ${pic}
+              -MD -MF "${obj}.d" -c "${src}" -o "${obj}"
+      DEPENDS "${src}" DEPFILE "${obj}.d"
+      COMMENT "kt: building ${name}'s variant ${stem} for sm_${sm}"
+      VERBATIM)
+    list(APPEND objects "${obj}")
+  endforeach()
+  add_custom_target(kt_${name}_variants DEPENDS ${objects})
+  add_dependencies(${target} kt_${name}_variants)
+  target_sources(${target} PRIVATE ${objects})
+  set_source_files_properties(${objects} TARGET_DIRECTORY ${target}
+    PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
 endfunction()

@@ -482,6 +482,105 @@ static int find_gpu_remote(kt_cache *c, const char *name, kt_gpu_id *out)
 	return rc;
 }
 
+/* The value of field name in a field text ("name=value\n" lines), or NULL; *n its length. */
+static const char *field_value(const char *fields, const char *name, size_t *n)
+{
+	size_t nl = strlen(name);
+	for (const char *p = fields; p && *p;) {
+		size_t l = strcspn(p, "\n");
+		if (l > nl && !strncmp(p, name, nl) && p[nl] == '=') {
+			*n = l - nl - 1;
+			return p + nl + 1;
+		}
+		p += l + (p[l] != 0);
+	}
+	return NULL;
+}
+
+static int same_field(const char *a, const char *b, const char *name)
+{
+	size_t na = 0, nb = 0;
+	const char *va = field_value(a, name, &na), *vb = field_value(b, name, &nb);
+	return va && vb && na == nb && !memcmp(va, vb, na);
+}
+
+struct closest {
+	const char *want; /* the missing key's fields */
+	kt_buf best;      /* the closest record's fields */
+	int best_diff;
+};
+
+/* The fields in which two field texts differ, by name: each line of a whose value b does not share. */
+static int count_diff(const char *a, const char *b, kt_buf *names)
+{
+	int n = 0;
+	for (const char *p = a; *p;) {
+		size_t l = strcspn(p, "\n"), eq = strcspn(p, "=");
+		if (eq < l) {
+			char name[64];
+			snprintf(name, sizeof name, "%.*s", (int)(eq < sizeof name ? eq : sizeof name - 1), p);
+			if (!same_field(a, b, name)) {
+				n++;
+				if (names)
+					kt_buf_printf(names, "%s%s", names->len ? "\n" : "", name);
+			}
+		}
+		p += l + (p[l] != 0);
+	}
+	return n;
+}
+
+static int visit_closest(void *ctx, const char *path, const char *key)
+{
+	(void)key;
+	struct closest *s = ctx;
+	kt_buf text = {0};
+	kt_record r = {0};
+	if (kt_read_file(path, &text, NULL) == 0 && kt_record_read(text.data, text.len, &r, NULL) == 0) {
+		const char *f = kt_buf_str(&r.fields);
+		if (same_field(f, s->want, "kernel") && same_field(f, s->want, "shape") && same_field(f, s->want, "gpu.name")) {
+			int d = count_diff(s->want, f, NULL);
+			if (d > 0 && (!s->best.len || d < s->best_diff)) {
+				kt_buf_reset(&s->best);
+				kt_buf_puts(&s->best, f);
+				s->best_diff = d;
+			}
+		}
+	}
+	kt_record_free(&r);
+	kt_buf_free(&text);
+	return 0;
+}
+
+int kt_cache_closest(kt_cache *c, const kt_key *k, kt_buf *why)
+{
+	struct closest s = {.want = kt_buf_str(&k->fields)};
+	for (int i = 0; i < KT_TIER_REMOTE; i++)
+		if (c->dir[i])
+			kt_cache_each(c->dir[i], visit_closest, &s);
+	if (!s.best.len)
+		return 0;
+	kt_buf names = {0};
+	count_diff(s.want, kt_buf_str(&s.best), &names);
+	int first = 1;
+	for (const char *p = kt_buf_str(&names); *p; first = 0) {
+		size_t l = strcspn(p, "\n"), na = 0, nb = 0;
+		char name[64];
+		snprintf(name, sizeof name, "%.*s", (int)l, p);
+		const char *va = field_value(s.want, name, &na), *vb = field_value(kt_buf_str(&s.best), name, &nb);
+		if (!strncmp(name, "source", 6) || !strncmp(name, "include.", 8) || !strncmp(name, "param.", 6) ||
+		    !strncmp(name, "require.", 8))
+			kt_buf_printf(why, "%s%s", first ? "" : "; ", name); /* hashes and spaces: the name says enough */
+		else
+			kt_buf_printf(why, "%s%s: here '%.*s', in the record '%.*s'", first ? "" : "; ", name, (int)na, va ? va : "",
+				      (int)nb, vb ? vb : "");
+		p += l + (p[l] != 0);
+	}
+	kt_buf_free(&names);
+	kt_buf_free(&s.best);
+	return 1;
+}
+
 int kt_cache_find_gpu(kt_cache *c, const char *name, kt_gpu_id *out)
 {
 	struct gpu_search s = {.name = name, .plain = 1};

@@ -89,6 +89,11 @@ int kt_cache_read_only(const kt_cache *c);
 /* The remote, or NULL when none is configured or it was switched off. */
 struct kt_remote *kt_cache_remote(kt_cache *c);
 
+/* Why key k missed, when a record of the user or project tier has the same kernel, shape and GPU:
+ * the fields in which the closest such record differs ("flags: here '-DX', in the record ''"),
+ * appended to why.  0 when no record is that close. */
+int kt_cache_closest(kt_cache *c, const kt_key *k, kt_buf *why);
+
 /* ---- directory tiers, for the `kt cache` tools ---- */
 
 /* <dir>/v<format>/<K[0..2)>/K.json (a new string). */

@@ -21,6 +21,9 @@ static const char about[] =
 	"options below, one argument per line, blocks separated by a line \"--\"), and the misses of\n"
 	"all of them are tuned together, in one pipeline; --arch, --nvcc, --flags, --cache-dir and\n"
 	"--project-cache on the command line are then the defaults of the blocks that do not set them.\n"
+	"Each kernel gets a table per GPU model (--gpus, else $KT_GPUS, else the GPU here, else --gpu):\n"
+	"the GPU here tunes its misses, the others take what the caches hold; the launcher picks the\n"
+	"table of the GPU it runs on.\n"
 	"A miss is tuned within a budget (default 400 evaluations and 90 seconds per shape and tuning\n"
 	"round; a value below 0 lifts the limit).  Environment (kt env): KT_CACHE_DIR, KT_REMOTE_CACHE,\n"
 	"KT_GPU, KT_RETUNE, KT_REQUIRE_CACHE_HIT, KT_TUNE_BUDGET, KT_TUNE_SECONDS, KT_TUNE_STRATEGY stand\n"
@@ -52,10 +55,12 @@ typedef struct run_args {
 	{"out", KT_OPT_STR, &(ka)->k.outdir, "DIR", "where the generated files go"},                                   \
 	{"shape", KT_OPT_LIST, &(ka)->shapes, "SPEC", "a shape to tune for, e.g. rows=4096,hidden=4096 (repeatable)"}, \
 	{"type", KT_OPT_LIST, &(ka)->types, "T=x", "choose a type symbol or an option, e.g. T=bfloat16 or LSE=base2 (repeatable)"},              \
-	{"arch", KT_OPT_STR, &(ka)->k.arch, "CC",                                                                     \
-	 "compute capability to compile for, e.g. 90 (90a: the architecture-specific target)"},                       \
+	{"arch", KT_OPT_STR, &(ka)->k.arch, "CC[;CC...]",                                                             \
+	 "the build's targets, e.g. 80;90a (90a: Hopper's architecture-specific target, for templates that need it)"}, \
+	{"gpus", KT_OPT_STR, &(ka)->k.gpus, "NAME[;NAME...]",                                                          \
+	 "the GPU models to generate a table for (default: $KT_GPUS, else the GPU here, else --gpu)"},                 \
 	{"nvcc", KT_OPT_STR, &(ka)->k.nvcc, "PATH", "the CUDA compiler (default: nvcc in PATH)"},                     \
-	{"flags", KT_OPT_STR, &(ka)->k.flags, "\"...\"", "extra nvcc code-generation flags, as the build uses them"},   \
+	{"flags", KT_OPT_STR, &(ka)->k.flags, "\"...\"", "the build's nvcc flags; architecture flags are left out (docs/cache.md)"}, \
 	{"cache-dir", KT_OPT_STR, &(ka)->k.cache_dir, "DIR", "the user cache (else $KT_CACHE_DIR, ~/.cache/kt)"},      \
 	{"project-cache", KT_OPT_STR, &(ka)->k.project_cache, "DIR", "the project's committed cache directory"}
 
@@ -89,8 +94,9 @@ static void kernel_free(kernel_args *ka)
 /* A batch block's unset options from the command line's. */
 static void batch_defaults(kt_generate_kernel *k, const kt_generate_kernel *cmdline)
 {
-	const char **mine[] = {&k->arch, &k->nvcc, &k->flags, &k->cache_dir, &k->project_cache};
-	const char *const given[] = {cmdline->arch, cmdline->nvcc, cmdline->flags, cmdline->cache_dir, cmdline->project_cache};
+	const char **mine[] = {&k->arch, &k->gpus, &k->nvcc, &k->flags, &k->cache_dir, &k->project_cache};
+	const char *const given[] = {cmdline->arch, cmdline->gpus, cmdline->nvcc, cmdline->flags, cmdline->cache_dir,
+				     cmdline->project_cache};
 	for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++)
 		if (!*mine[i])
 			*mine[i] = given[i];
@@ -158,6 +164,7 @@ static int apply_environment(run_args *ra, kt_agent_cfg *agent, kt_llm_config *l
 	kt_generate_opts *o = &ra->o;
 	o->remote = kt_env_or(o->remote, "KT_REMOTE_CACHE");
 	o->gpu = kt_env_or(o->gpu, "KT_GPU");
+	o->gpus = kt_env("KT_GPUS");
 	if (ra->retune) { /* --retune with no value, or KT_RETUNE set true, means every kernel ("*") */
 		o->retune = ra->retune[0] ? ra->retune : "*";
 	} else {

@@ -533,3 +533,27 @@ void kt_check_source(kt_buf *out)
 		    "\tif (blockIdx.x == 0 && threadIdx.x == 0) out[0] = -1.f;\n"
 		    "#endif\n}\n");
 }
+
+void kt_compile_first_error(const char *log, kt_buf *out)
+{
+	const char *first = NULL, *p = log ? log : "";
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+		kt_buf line = {0};
+		kt_buf_add(&line, p, n);
+		int blank = strspn(kt_buf_str(&line), " \t\r") == n;
+		if (!first && !blank)
+			first = p;
+		if (strstr(kt_buf_str(&line), "error") || strstr(kt_buf_str(&line), "fatal")) {
+			first = p;
+			kt_buf_free(&line);
+			break;
+		}
+		kt_buf_free(&line);
+		p += n + (p[n] != 0);
+	}
+	if (first)
+		kt_buf_add(out, first, strcspn(first, "\n"));
+	else
+		kt_buf_puts(out, "the compiler failed without a message");
+}

@@ -80,4 +80,9 @@ int kt_ptxas_parse(const char *log, const char *entry, int *regs, int *smem, int
  * fp32-FMA and tensor-core rate probes). */
 void kt_check_source(kt_buf *out);
 
+/* The line of a compiler's log that says what went wrong (the first that says "error" or "fatal",
+ * else the first that is not blank), appended to out; "the compiler failed without a message"
+ * when there is none. */
+void kt_compile_first_error(const char *log, kt_buf *out);
+
 #endif

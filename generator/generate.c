@@ -12,8 +12,10 @@
 #include <string.h>
 
 #include "cache.h"
+#include "compile.h"
 #include "emit.h"
 #include "farm.h"
+#include "flags.h"
 #include "proc.h"
 #include "provenance.h"
 #include "report.h"
@@ -24,10 +26,28 @@
 #include "transfer.h"
 #include "tune.h"
 
+/* One kernel (one kt_add_tuned_kernel call): its flags by class and the build's targets. */
+typedef struct kern {
+	const kt_generate_kernel *k;
+	kt_flags flags;       /* --flags by class (flags.h) */
+	kt_buf archs;         /* the build's targets, "80;90a": --arch's and those the arch flags name */
+	int specific;         /* the template has configurations that need an architecture-specific target */
+	int ngpus;            /* its GPU tables (units with a GPU) */
+} kern;
+
+/* One table of one kernel: the generic one (gpu NULL: every GPU, the template defaults unless
+ * forced, and every configuration when no GPU is known) or a GPU model's. */
 typedef struct gen {
 	const kt_generate_kernel *k;
 	const kt_generate_opts *o;
-	kt_tmpl *t;
+	kern *kn;
+	const char *gpu;      /* the GPU model asked for (as the user named it); NULL: the generic table */
+	char who[160];        /* "rmsnorm", or "rmsnorm for NVIDIA H200" when the kernel has several tables */
+	int local;            /* its GPU is here: its misses are tuned */
+	int primary;          /* its GPU is the one here, else --gpu's: the GPU that KT_RETUNE and KT_FARM mean */
+	int farm;             /* its misses go to KT_FARM */
+	char arch[16];        /* its target ("90", "90a"); "" for the generic table */
+	kt_tmpl *t;           /* parsed for its target */
 	int n;                /* shapes */
 	int64_t *shapes;      /* n * t->nshapes */
 	uint16_t *cfgs;       /* n * t->nparams: the chosen configurations */
@@ -46,13 +66,20 @@ typedef struct gen {
 	int refactor_read;
 } gen;
 
-/* The run: every kernel, the GPU here, the misses being tuned. */
+/* The run: every kernel, its tables, the GPU here. */
 typedef struct run {
 	const kt_generate_opts *o;
-	gen *g;
-	int n;
+	kern *kn;             /* per kernel */
+	gen *g;               /* the generic table of each kernel, then the GPU tables, n in all */
+	int n, nk;
 	int here, tune;       /* a GPU is here; tuning a miss is allowed */
 	kt_gpu_info info;
+	struct known_gpu {    /* the identities of GPUs not here, from records (record_identity) */
+		char name[128];
+		kt_gpu_id id;
+		int found;
+	} *ids;
+	int nids;
 	kt_buf missing;       /* --require-hit: one line per shape that missed */
 	int nmissing, nshapes;
 } run;
@@ -104,8 +131,24 @@ static int check_kernel(const kt_generate_kernel *k, const kt_generate_opts *o, 
 			       k->name);
 	if (!k->outdir || !k->outdir[0])
 		return kt_fail(err, "no output directory given (--out DIR)");
-	if (k->arch && k->arch[0] && kt_arch_check(k->arch, err) != 0)
+	kt_buf bad = {0};
+	for (const char *a = k->arch ? k->arch : ""; *a;) {
+		size_t n = strcspn(a, ";, ");
+		char one[16];
+		int sm, spec;
+		snprintf(one, sizeof one, "%.*s", (int)(n < sizeof one ? n : sizeof one - 1), a);
+		if (n && (n >= sizeof one || kt_arch_parse(one, &sm, &spec) != 0))
+			kt_buf_printf(&bad, "%s'%.*s'", bad.len ? ", " : "", (int)n, a);
+		a += n + (a[n] != 0);
+	}
+	if (bad.len) {
+		int list = strcspn(k->arch, ";, ") < strlen(k->arch);
+		kt_fail(err, "--arch '%s': %s%snot a compute capability (expected digits such as 90, or 90a for the "
+			     "architecture-specific target%s)", k->arch, list ? kt_buf_str(&bad) : "", list ? " is " : "",
+			list ? "; a list is separated by ';' or ','" : "");
+		kt_buf_free(&bad);
 		return -1;
+	}
 	for (int i = 0; o->strategy && o->strategy[0] && strcmp(o->strategy, "auto"); i++) {
 		const char *name = kt_search_strategy_name(i);
 		if (!name)
@@ -182,13 +225,16 @@ static int check_defaults(gen *g, kt_err *err)
 	return 0;
 }
 
-/* Parses and validates kernel g; -1 with err (and parser diagnostics in diags). */
+/* Parses and validates table g of its kernel for its target (g->arch; "" for the generic table,
+ * which takes the first of the build's targets); -1 with err (and parser diagnostics in diags). */
 static int read_kernel(gen *g, kt_buf *diags, kt_err *err)
 {
 	const kt_generate_kernel *k = g->k;
-	if (check_kernel(k, g->o, err) != 0)
-		return -1;
-	kt_tmpl_opts to = {.types = k->types, .ntypes = k->ntypes, .arch = k->arch && k->arch[0] ? k->arch : NULL};
+	char first[16] = "";
+	if (!g->gpu)
+		snprintf(first, sizeof first, "%.*s", (int)strcspn(kt_buf_str(&g->kn->archs), ";"), kt_buf_str(&g->kn->archs));
+	const char *arch = g->gpu ? g->arch : first;
+	kt_tmpl_opts to = {.types = k->types, .ntypes = k->ntypes, .arch = arch[0] ? arch : NULL};
 	g->t = kt_tmpl_parse(k->template_path, &to, diags, err);
 	if (!g->t)
 		return -1;
@@ -212,43 +258,67 @@ static void cache_warning(void *ctx, const char *msg)
 	kt_say(g->o->note, g->o->note_ctx, "kt: warning: %s", msg);
 }
 
-/* Opens kernel g's cache when keys can be made: with a GPU here, or with the target GPU named by
- * --gpu / KT_GPU, whose identity comes from its records (a machine without a GPU, e.g. CI).
- * Neither: nothing to look up. */
+/* The identity of a GPU that is not here, from the first record that names it (memo: one walk of
+ * the caches per name and run).  0 when no record names it. */
+static int record_identity(run *rn, kt_cache *c, const char *name, kt_gpu_id *out)
+{
+	for (int i = 0; i < rn->nids; i++)
+		if (!strcmp(rn->ids[i].name, name)) {
+			*out = rn->ids[i].id;
+			return rn->ids[i].found;
+		}
+	rn->ids = kt_xrealloc(rn->ids, (size_t)(rn->nids + 1) * sizeof *rn->ids);
+	snprintf(rn->ids[rn->nids].name, sizeof rn->ids[rn->nids].name, "%s", name);
+	rn->ids[rn->nids].found = kt_cache_find_gpu(c, name, &rn->ids[rn->nids].id);
+	*out = rn->ids[rn->nids].id;
+	return rn->ids[rn->nids++].found;
+}
+
+/* Opens table g's cache and finds its GPU's identity: the device's when it is here, else that of
+ * the records that name it, else (except with --require-hit and KT_FARM, which need the records')
+ * the one kt's table of known GPUs gives.  1 when the GPU is known, 0 when it is not (a note, or
+ * under --require-hit an error), -1 on error. */
 static int open_cache(run *rn, gen *g, kt_err *err)
 {
 	const kt_generate_opts *o = rn->o;
 	const kt_generate_kernel *k = g->k;
-	if (!rn->here && (!o->gpu || !o->gpu[0]))
-		return 0;
 	kt_cache_opts co = {.user_dir = k->cache_dir, .project_dir = k->project_cache, .remote = o->remote ? o->remote : "",
-			    .read_only = o->read_only, .retune = o->retune, .warn = cache_warning, .warn_ctx = g,
-			    .store_pause_ms = o->store_pause_ms};
+			    .read_only = o->read_only, .retune = g->primary ? o->retune : NULL, .warn = cache_warning,
+			    .warn_ctx = g, .store_pause_ms = o->store_pause_ms};
 	g->cache = kt_cache_open(&co, err);
 	if (!g->cache)
 		return -1;
 	kt_gpu_id id;
-	if (rn->here) {
+	kt_target known;
+	if (g->local) {
 		kt_target_from_info(&rn->info, &g->target);
-	} else if (kt_cache_find_gpu(g->cache, o->gpu, &id)) {
+	} else if (record_identity(rn, g->cache, g->gpu, &id)) {
 		kt_target_from_id(&id, &g->target);
+	} else if (!o->require_hit && !(g->farm && farming(o)) && kt_target_lookup(g->gpu, &known, NULL) == 0 &&
+		   record_identity(rn, g->cache, known.id.name, &id)) {
+		kt_target_from_id(&id, &g->target); /* a short name ("H200") of a GPU that records name in full */
+	} else if (!o->require_hit && !(g->farm && farming(o)) && kt_target_lookup(g->gpu, &known, NULL) == 0) {
+		g->target = known;
+		note(o, "kt: %s: no cached record names the GPU '%s': its identity is kt's table's (%s, %d SMs), which "
+			"its records may not share", g->who, g->gpu, known.id.name, known.id.sms);
 	} else {
 		kt_cache_close(g->cache, NULL);
 		g->cache = NULL;
 		if (o->require_hit)
 			return kt_fail(err, "--gpu '%s': no record in the user or project cache names this GPU, so its "
 				       "identity (and every key) is unknown; tune on that GPU and commit the records "
-				       "(kt cache promote)", o->gpu);
-		note(o, "kt: %s: no cached record names the GPU '%s': %s", k->name, o->gpu,
-		     farming(o) ? "its keys are unknown until the farm's records bring its identity" : "using the template defaults");
-		g->noted_default = !farming(o);
+				       "(kt cache promote)", g->gpu);
+		note(o, "kt: %s: no cached record names the GPU '%s': %s", g->who, g->gpu,
+		     g->farm && farming(o) ? "its keys are unknown until the farm's records bring its identity"
+					   : "it gets no table of its own");
 		return 0;
 	}
+	kt_target_compile_arch(&g->target.id, kt_buf_str(&g->kn->archs), g->kn->specific, g->arch, sizeof g->arch);
 	if (kt_key_compiler(k->nvcc && k->nvcc[0] ? k->nvcc : "nvcc", kt_cache_dir(g->cache, KT_TIER_USER),
 			    !o->read_only, &g->compiler, err) != 0)
 		return -1;
-	g->tc = (kt_toolchain){k->nvcc, kt_buf_str(&g->compiler), k->arch ? k->arch : "", k->flags ? k->flags : ""};
-	return 0;
+	g->tc = (kt_toolchain){k->nvcc, kt_buf_str(&g->compiler), g->arch, kt_buf_str(&g->kn->flags.keyed)};
+	return 1;
 }
 
 static const char *const cache_origin[KT_NTIERS] = {"cache:user", "cache:project", "cache:remote"};
@@ -276,16 +346,30 @@ static void add_missing(run *rn, gen *g, int i)
 {
 	kt_buf_printf(&rn->missing, "\n  %s ", g->k->name);
 	kt_tmpl_format_shape(g->t, shape_at(g, i), &rn->missing);
+	if (g->gpu && g->kn->ngpus > 1)
+		kt_buf_printf(&rn->missing, " on %s", g->target.id.name);
 	kt_buf_printf(&rn->missing, "  key %s", g->key[i] ? g->key[i] : "(none: no GPU identity)");
+	kt_key k = {0};
+	kt_problem p = problem_at(g, i);
+	kt_buf why = {0};
+	if (g->cache && kt_key_make(&p, &k, NULL) == 0 && kt_cache_closest(g->cache, &k, &why))
+		kt_buf_printf(&rn->missing, "\n    a record of this shape and GPU differs in %s", kt_buf_str(&why));
+	kt_buf_free(&why);
+	kt_key_free(&k);
 	rn->nmissing++;
 }
 
 static int report_missing(run *rn, kt_err *err)
 {
 	const char *gpu = rn->o->gpu && rn->o->gpu[0] ? rn->o->gpu : NULL;
-	kt_buf names = {0};
-	for (int j = 0; j < rn->n; j++)
-		kt_buf_printf(&names, "%s%s", j ? ", " : "", rn->g[j].k->name);
+	kt_buf names = {0}, gpus = {0};
+	for (int j = 0; j < rn->nk; j++)
+		kt_buf_printf(&names, "%s%s", j ? ", " : "", rn->kn[j].k->name);
+	for (int j = rn->nk; j < rn->n; j++)
+		if (!strstr(kt_buf_str(&gpus), rn->g[j].target.id.name))
+			kt_buf_printf(&gpus, "%s%s", gpus.len ? "', '" : "", rn->g[j].target.id.name);
+	if (gpus.len)
+		gpu = kt_buf_str(&gpus);
 	int rc = kt_fail(err,
 			 "cache miss with --require-hit (KT_REQUIRE_CACHE_HIT): %d of %d shape%s of %s %s no cached "
 			 "configuration%s%s%s:%s\ntune them on a machine with that GPU and commit the records "
@@ -294,6 +378,7 @@ static int report_missing(run *rn, kt_err *err)
 			 rn->nmissing == 1 ? "has" : "have", gpu ? " for GPU '" : " (no GPU here and no --gpu/KT_GPU)",
 			 gpu ? gpu : "", gpu ? "'" : "", kt_buf_str(&rn->missing));
 	kt_buf_free(&names);
+	kt_buf_free(&gpus);
 	return rc;
 }
 
@@ -350,9 +435,9 @@ static void take_tuned(gen *g, int i, kt_rounds *rs, const kt_buf *label)
 	if (rs->n > 1 || o->planner != KT_AGENT_OFF)
 		kt_rounds_json(rs, &history);
 	if (why.len)
-		note(o, "kt: %s: %s", g->k->name, kt_buf_str(&why));
+		note(o, "kt: %s: %s", g->who, kt_buf_str(&why));
 	if (r.best < 0) {
-		note(o, "kt: %s: no configuration passed the check at %s; using the template defaults", g->k->name,
+		note(o, "kt: %s: no configuration passed the check at %s; using the template defaults", g->who,
 		     kt_buf_str(label));
 		g->noted_default = 1;
 		kt_tune_result_free(&r);
@@ -362,7 +447,7 @@ static void take_tuned(gen *g, int i, kt_rounds *rs, const kt_buf *label)
 		kt_problem p = problem_at(g, i);
 		kt_record_history h = {refactor_history(g), history.len ? kt_buf_str(&history) : NULL};
 		if (kt_key_make(&p, &key, &e) != 0 || kt_cache_store(g->cache, &key, &p, &r, &h, &e) != 0)
-			note(o, "kt: warning: %s: the tuned record was not stored: %s", g->k->name, e.msg);
+			note(o, "kt: warning: %s: the tuned record was not stored: %s", g->who, e.msg);
 		kt_key_free(&key);
 		memcpy(cfg_at(g->cfgs, g, i), r.evals[r.best].cfg, (size_t)g->t->nparams * sizeof *cfg);
 		g->origin[i] = "tuned";
@@ -371,6 +456,20 @@ static void take_tuned(gen *g, int i, kt_rounds *rs, const kt_buf *label)
 	}
 	kt_buf_free(&why);
 	kt_buf_free(&history);
+}
+
+/* Why tuning failed, on one line: the message's first line, and where it goes on with a
+ * compiler's log (a variant that did not compile), the log's error line. */
+static void why_failed(const char *msg, kt_buf *out)
+{
+	size_t n = strcspn(msg, "\n");
+	kt_buf_add(out, msg, n);
+	if (!msg[n])
+		return;
+	while (out->len && (out->data[out->len - 1] == ':' || out->data[out->len - 1] == ' '))
+		out->data[--out->len] = 0;
+	kt_buf_puts(out, ": ");
+	kt_compile_first_error(msg + n + 1, out);
 }
 
 /* Tunes every miss of every kernel in one batch (each warm-started from its template's records)
@@ -386,8 +485,10 @@ static int tune_misses(run *rn, kt_err *err)
 	size_t n = 0;
 	for (int j = 0; j < rn->n; j++) {
 		gen *g = &rn->g[j];
+		if (!g->cache || !g->local)
+			continue;
 		const char *dirs[2] = {kt_cache_dir(g->cache, KT_TIER_USER), kt_cache_dir(g->cache, KT_TIER_PROJECT)};
-		for (int i = 0; g->cache && i < g->n; i++) {
+		for (int i = 0; i < g->n; i++) {
 			if (g->decided[i])
 				continue;
 			kt_buf_printf(&labels[n], "%s ", g->k->name);
@@ -444,8 +545,11 @@ static int tune_misses(run *rn, kt_err *err)
 	for (size_t m = 0; m < n; m++) {
 		gen *g = &rn->g[tg[m]];
 		if (rc != 0 || tasks[m].rc != 0) {
-			note(o, "kt: %s: tuning %s failed: %s; using the template defaults", g->k->name, kt_buf_str(&labels[m]),
-			     rc ? te.msg : tasks[m].err.msg);
+			kt_buf first = {0};
+			why_failed(rc ? te.msg : tasks[m].err.msg, &first);
+			note(o, "kt: %s: tuning %s failed: %s; using the template defaults", g->who, kt_buf_str(&labels[m]),
+			     kt_buf_str(&first));
+			kt_buf_free(&first);
 			g->noted_default = 1;
 		} else {
 			take_tuned(g, ts[m], &tasks[m].out, &labels[m]);
@@ -512,10 +616,11 @@ static void farm_misses(run *rn)
 		for (int i = 0; i < rn->g[j].n; i++) {
 			gen *g = &rn->g[j];
 			const kt_generate_kernel *k = g->k;
-			if (g->decided[i])
+			if (g->decided[i] || !g->farm)
 				continue;
 			kt_tmpl_format_shape(g->t, shape_at(g, i), &shapes[n]);
-			m[n] = (kt_farm_miss){k->name, k->template_path, k->types, k->ntypes, k->arch, k->nvcc, k->flags,
+			m[n] = (kt_farm_miss){k->name, k->template_path, k->types, k->ntypes, g->arch[0] ? g->arch : k->arch, k->nvcc,
+					      kt_buf_str(&g->kn->flags.keyed),
 					      k->project_cache, kt_buf_str(&shapes[n]), g->key[i]};
 			mg[n] = g;
 			mi[n++] = i;
@@ -542,27 +647,39 @@ static void farm_misses(run *rn)
 /* ---- the decision and the output ---------------------------------------------------------- */
 
 /* The shapes nothing decided: with --require-hit a miss for the error, else the template
- * default with a note once per kernel. */
+ * default with a note once per table.  The generic table of a kernel with GPU tables holds the
+ * template defaults for any other GPU: nothing is missing there. */
 static void default_rest(run *rn, gen *g)
 {
+	int quiet = !g->gpu && g->kn->ngpus > 0, missing = 0;
 	for (int i = 0; i < g->n; i++) {
 		if (g->decided[i])
 			continue;
-		if (rn->o->require_hit)
+		if (rn->o->require_hit && !quiet)
 			add_missing(rn, g, i);
 		kt_tmpl_default_config(g->t, cfg_at(g->cfgs, g, i));
 		g->origin[i] = "default";
-		if (!g->noted_default && !rn->o->require_hit) {
-			note(rn->o, "kt: %s: %s and no cached configuration: using the template defaults", g->k->name,
-			     g->cache ? "tuning is off (--no-tune)" : "no GPU");
-			g->noted_default = 1;
-		}
+		missing++;
 	}
+	if (!missing || g->noted_default || rn->o->require_hit || quiet)
+		return;
+	const char *why = !g->gpu ? "no GPU" : !g->local ? "the GPU is not here to tune on" : "tuning is off (--no-tune)";
+	if (!g->gpu)
+		note(rn->o, "kt: %s: %s and no cached configuration: using the template defaults", g->who, why);
+	else if (missing < g->n)
+		note(rn->o, "kt: %s: %s and no cached configuration for %d of %d shapes: the template defaults there", g->who,
+		     why, missing, g->n);
+	else if (g->primary)
+		note(rn->o, "kt: %s: %s and no cached configuration: using the template defaults", g->who, why);
+	else
+		note(rn->o, "kt: %s: %s and no cached configuration: no table of its own (it takes the nearest table of "
+			    "its compute capability, else the template defaults)", g->who, why);
+	g->noted_default = 1;
 }
 
-/* The fallback of the launcher (runtime shapes that no tuned shape fits): the configuration with
- * the smallest worst-case slowdown over the shapes with evaluations (tuned, or the records of
- * hits: the same either way), feasible at every shape; else NULL, the template default. */
+/* The fallback of a table (runtime shapes that no tuned shape fits): the configuration with the
+ * smallest worst-case slowdown over the shapes with evaluations (tuned, or the records of hits:
+ * the same either way), feasible at every shape; else NULL, the template default. */
 static const uint16_t *robust_fallback(gen *g, uint16_t *cfg)
 {
 	const kt_tune_result **rs = kt_xcalloc((size_t)g->n + 1, sizeof *rs);
@@ -578,17 +695,64 @@ static const uint16_t *robust_fallback(gen *g, uint16_t *cfg)
 	return ok ? cfg : NULL;
 }
 
-static int emit_kernel(gen *g, kt_err *err)
+/* 1 when table g is emitted: the primary GPU's always (the one here, else --gpu's: its keys are
+ * in the manifest, also for a farm or a CI to read), another GPU's when it knows more than the
+ * template defaults; without a table, that GPU takes the nearest table of its compute capability. */
+static int has_choices(const gen *g)
+{
+	if (g->primary)
+		return 1;
+	for (int i = 0; i < g->n; i++)
+		if (g->origin[i] && strcmp(g->origin[i], "default"))
+			return 1;
+	return 0;
+}
+
+static kt_choice *choices_of(gen *g)
 {
 	kt_choice *ch = kt_xcalloc((size_t)g->n + 1, sizeof *ch);
 	for (int i = 0; i < g->n; i++)
 		ch[i] = (kt_choice){shape_at(g, i), cfg_at(g->cfgs, g, i), g->origin[i], g->key[i]};
-	uint16_t robust[KT_MAX_SLOTS];
-	const uint16_t *fb = robust_fallback(g, robust);
-	kt_emit_opts eo = {.name = g->k->name, .outdir = g->k->outdir, .nchoices = g->n, .choices = ch,
-			   .fallback = fb, .fallback_origin = fb ? "robust" : "default"};
-	int rc = kt_emit(g->t, &eo, err);
-	free(ch);
+	return ch;
+}
+
+/* Emits kernel j: its GPU tables that know something, and its generic table, which holds the
+ * shapes' choices itself when no GPU table is left. */
+static int emit_kernel(run *rn, int j, kt_err *err)
+{
+	gen *generic = &rn->g[j];
+	kt_emit_table *tables = kt_xcalloc((size_t)rn->n + 1, sizeof *tables);
+	kt_choice **chs = kt_xcalloc((size_t)rn->n + 1, sizeof *chs);
+	uint16_t (*robust)[KT_MAX_SLOTS] = kt_xcalloc((size_t)rn->n + 1, sizeof *robust);
+	int nt = 0;
+	for (int u = rn->nk; u < rn->n; u++) {
+		gen *g = &rn->g[u];
+		if (g->kn != generic->kn)
+			continue;
+		if (!has_choices(g))
+			continue; /* default_rest said why */
+		const uint16_t *fb = robust_fallback(g, robust[nt]);
+		chs[nt] = choices_of(g);
+		tables[nt] = (kt_emit_table){g->t, &g->target.id, g->target.mem_gbs, g->arch, g->n, chs[nt], fb,
+					     fb ? "robust" : "default"};
+		nt++;
+	}
+	kt_choice *gch = nt ? NULL : choices_of(generic);
+	uint16_t grobust[KT_MAX_SLOTS];
+	const uint16_t *gfb = nt ? NULL : robust_fallback(generic, grobust);
+	kt_buf nvcc = {0};
+	kt_buf_printf(&nvcc, "%s %s", kt_buf_str(&generic->kn->flags.keyed), kt_buf_str(&generic->kn->flags.build));
+	kt_emit_opts eo = {.name = generic->k->name, .outdir = generic->k->outdir, .nchoices = nt ? 0 : generic->n,
+			   .choices = gch, .fallback = gfb, .fallback_origin = gfb ? "robust" : "default",
+			   .ntables = nt, .tables = tables, .nvcc_flags = kt_buf_str(&nvcc)};
+	int rc = kt_emit(generic->t, &eo, err);
+	for (int i = 0; i < nt; i++)
+		free(chs[i]);
+	free(chs);
+	free(gch);
+	free(tables);
+	free(robust);
+	kt_buf_free(&nvcc);
 	return rc;
 }
 
@@ -645,16 +809,26 @@ static void write_report(run *rn)
 	free(keys);
 }
 
-/* Reads every kernel; with several, each error names its kernel and all are reported. */
+/* The flags and the build's targets of kernel kn: --arch's, and those the flags' arch flags name. */
+static void read_flags(kern *kn)
+{
+	kt_flags_split(kn->k->flags, &kn->flags);
+	kt_flags_add_archs(kn->k->arch ? kn->k->arch : "", &kn->archs);
+	kt_flags_add_archs(kt_buf_str(&kn->flags.archs), &kn->archs);
+}
+
+/* Reads every kernel (its generic table); with several, each error names its kernel and all are
+ * reported. */
 static int read_all(run *rn, kt_buf *diags, kt_err *err)
 {
 	int bad = 0;
 	kt_buf all = {0};
-	for (int j = 0; j < rn->n; j++) {
+	for (int j = 0; j < rn->nk; j++) {
 		gen *g = &rn->g[j];
 		kt_err e = {0};
-		if (read_kernel(g, diags, &e) == 0) {
-			rn->nshapes += g->n;
+		read_flags(g->kn);
+		if (check_kernel(g->k, rn->o, &e) == 0 && read_kernel(g, diags, &e) == 0) {
+			g->kn->specific = kt_tmpl_arch_specific(g->t);
 			continue;
 		}
 		if (!bad++)
@@ -662,24 +836,118 @@ static int read_all(run *rn, kt_buf *diags, kt_err *err)
 		kt_buf_printf(&all, "%s%s: %s", all.len ? "\n" : "", g->k->name ? g->k->name : "(no name)", e.msg);
 	}
 	if (bad > 1)
-		kt_fail(err, "%d of %d kernels have errors:\n%s", bad, rn->n, kt_buf_str(&all));
-	else if (bad && rn->n > 1) /* which kernel of the batch */
+		kt_fail(err, "%d of %d kernels have errors:\n%s", bad, rn->nk, kt_buf_str(&all));
+	else if (bad && rn->nk > 1) /* which kernel of the batch */
 		kt_fail(err, "%s", kt_buf_str(&all));
 	kt_buf_free(&all);
 	return bad ? -1 : 0;
 }
 
+/* ---- the tables: which GPUs ------------------------------------------------------------------ */
+
+/* The GPU models kernel k is generated for, into names (a copy of the text, split): --gpus (the
+ * kernel's, else the run's), else the GPU here, else --gpu; none: the generic table alone. */
+static int gpu_names(run *rn, const kt_generate_kernel *k, char **text, const char ***names)
+{
+	const char *list = k->gpus && k->gpus[0] ? k->gpus : rn->o->gpus && rn->o->gpus[0] ? rn->o->gpus : NULL;
+	if (!list)
+		list = rn->here ? rn->info.id.name : rn->o->gpu && rn->o->gpu[0] ? rn->o->gpu : "";
+	*text = kt_xstrdup(list);
+	*names = kt_xcalloc(strlen(list) / 2 + 2, sizeof **names);
+	int n = 0;
+	char *save = NULL;
+	for (char *w = strtok_r(*text, ";,", &save); w; w = strtok_r(NULL, ";,", &save)) {
+		while (*w == ' ')
+			w++;
+		for (char *e = w + strlen(w); e > w && e[-1] == ' '; e--)
+			e[-1] = 0;
+		int dup = !*w;
+		for (int i = 0; i < n && !dup; i++)
+			dup = !strcmp((*names)[i], w);
+		if (!dup)
+			(*names)[n++] = w;
+	}
+	return n;
+}
+
+/* The GPU that KT_RETUNE re-tunes and KT_FARM reaches: the one here, else --gpu. */
+static int primary_gpu(const run *rn, const char *name)
+{
+	const char *target = rn->here ? rn->info.id.name : rn->o->gpu;
+	return target && (kt_target_name_matches(target, name) || kt_target_name_matches(name, target));
+}
+
+/* Makes table g of kernel j for GPU name; 1 when made, 0 when its GPU is unknown (left out). */
+static int make_table(run *rn, int j, gen *g, const char *name, int ngpus, kt_buf *diags, kt_err *err)
+{
+	gen *generic = &rn->g[j];
+	*g = (gen){.k = generic->k, .o = rn->o, .kn = generic->kn, .gpu = name};
+	g->local = rn->here && kt_target_name_matches(rn->info.id.name, name);
+	g->primary = primary_gpu(rn, name);
+	g->farm = g->primary && farming(rn->o);
+	snprintf(g->who, sizeof g->who, "%s", g->k->name);
+	if (ngpus > 1)
+		snprintf(g->who, sizeof g->who, "%s for %s", g->k->name, g->local ? rn->info.id.name : name);
+	int rc = open_cache(rn, g, err);
+	if (rc == 0 && g->farm) /* the farm's GPU, of unknown identity: the generic table stands for it */
+		generic->farm = 1;
+	if (rc <= 0)
+		return rc;
+	if (read_kernel(g, diags, err) != 0)
+		return -1;
+	g->kn->ngpus++;
+	return 1;
+}
+
+/* The GPU tables of every kernel, after their generic tables in rn->g. */
+static int make_tables(run *rn, kt_buf *diags, kt_err *err)
+{
+	char **texts = kt_xcalloc((size_t)rn->nk + 1, sizeof *texts);
+	const char ***names = kt_xcalloc((size_t)rn->nk + 1, sizeof *names);
+	int *counts = kt_xcalloc((size_t)rn->nk + 1, sizeof *counts), total = rn->nk, rc = 0;
+	for (int j = 0; j < rn->nk; j++)
+		total += counts[j] = gpu_names(rn, rn->g[j].k, &texts[j], &names[j]);
+	/* Tables hold their place from now on (a cache's warnings point at theirs). */
+	rn->g = kt_xrealloc(rn->g, (size_t)(total + 1) * sizeof *rn->g);
+	for (int j = 0; j < rn->nk; j++)
+		rn->g[j].kn = &rn->kn[j];
+	for (int j = 0; rc == 0 && j < rn->nk; j++)
+		for (int i = 0; rc == 0 && i < counts[j]; i++) {
+			int made = make_table(rn, j, &rn->g[rn->n], names[j][i], counts[j], diags, err);
+			if (made == 0)
+				gen_free(&rn->g[rn->n]);
+			else
+				rn->n++; /* made, or half made: freed with the rest */
+			rc = made < 0 ? -1 : 0;
+		}
+	for (int j = 0; j < rn->nk; j++) {
+		free(texts[j]);
+		free(names[j]);
+		rn->nshapes += rn->kn[j].ngpus ? 0 : rn->g[j].n; /* the shapes of its GPU tables, else its own */
+	}
+	for (int u = rn->nk; u < rn->n; u++)
+		rn->nshapes += rn->g[u].n;
+	free(texts);
+	free(names);
+	free(counts);
+	return rc;
+}
+
 int kt_generate(const kt_generate_opts *o, kt_buf *diags, kt_err *err)
 {
-	run rn = {.o = o, .n = o->nkernels};
+	run rn = {.o = o, .n = o->nkernels, .nk = o->nkernels};
+	rn.kn = kt_xcalloc((size_t)rn.nk + 1, sizeof *rn.kn);
 	rn.g = kt_xcalloc((size_t)rn.n + 1, sizeof *rn.g);
-	for (int j = 0; j < rn.n; j++)
-		rn.g[j] = (gen){.k = &o->kernels[j], .o = o};
+	for (int j = 0; j < rn.nk; j++) {
+		rn.kn[j] = (kern){.k = &o->kernels[j]};
+		rn.g[j] = (gen){.k = &o->kernels[j], .o = o, .kn = &rn.kn[j]};
+		snprintf(rn.g[j].who, sizeof rn.g[j].who, "%s", o->kernels[j].name ? o->kernels[j].name : "");
+	}
 	int rc = rn.n > 0 ? read_all(&rn, diags, err) : kt_fail(err, "no kernel to generate");
 	if (rc == 0)
 		local_gpu(&rn);
-	for (int j = 0; rc == 0 && j < rn.n; j++)
-		rc = open_cache(&rn, &rn.g[j], err);
+	if (rc == 0)
+		rc = make_tables(&rn, diags, err);
 	for (int j = 0; rc == 0 && j < rn.n; j++)
 		for (int i = 0; rc == 0 && rn.g[j].cache && i < rn.g[j].n; i++)
 			if (!rn.g[j].decided[i])
@@ -692,13 +960,19 @@ int kt_generate(const kt_generate_opts *o, kt_buf *diags, kt_err *err)
 		default_rest(&rn, &rn.g[j]);
 	if (rc == 0 && rn.nmissing)
 		rc = report_missing(&rn, err);
-	for (int j = 0; rc == 0 && j < rn.n; j++)
-		rc = emit_kernel(&rn.g[j], err);
+	for (int j = 0; rc == 0 && j < rn.nk; j++)
+		rc = emit_kernel(&rn, j, err);
 	if (rc == 0 && o->report)
 		write_report(&rn);
 	for (int j = 0; j < rn.n; j++)
 		gen_free(&rn.g[j]);
+	for (int j = 0; j < rn.nk; j++) {
+		kt_flags_free(&rn.kn[j].flags);
+		kt_buf_free(&rn.kn[j].archs);
+	}
 	free(rn.g);
+	free(rn.kn);
+	free(rn.ids);
 	kt_buf_free(&rn.missing);
 	return rc;
 }

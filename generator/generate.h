@@ -17,8 +17,13 @@
 
 struct kt_farm_opts;
 
-/* A GPU present on this machine always gives the keys their GPU identity (also with --no-tune and
- * --require-hit, which only forbid tuning a miss); --gpu / KT_GPU names the target when none is.
+/* Each kernel is generated for a list of GPU models (--gpus; default: the GPU here, else --gpu /
+ * KT_GPU), one table each, built for that GPU's own target: the GPU here tunes its misses (unless
+ * --no-tune or --require-hit, which only forbid tuning), the others take what the caches hold (a
+ * miss is a note; under --require-hit an error).  The identity of a GPU that is not here comes
+ * from the records that name it.  A GPU table that would hold only template defaults is left
+ * out; the generic table (the template defaults, built for every target of the build) serves the
+ * GPUs without a table, and holds the shapes' configurations itself when no GPU is known.
  */
 
 /* One kernel (one kt_add_tuned_kernel call).  Strings are borrowed; NULL (or 0) is "not given". */
@@ -32,9 +37,10 @@ typedef struct kt_generate_kernel {
 	int ntypes;
 	const char *const *configs;  /* "INDEX:BLOCK=128,VEC=4": force shape INDEX's configuration */
 	int nconfigs;
-	const char *arch;            /* "90" (compute capability digits) */
+	const char *arch;            /* the build's targets, "80;90a" (';' or ','); the flags' arch flags add theirs */
+	const char *gpus;            /* the GPU models to generate for, "NVIDIA H200;NVIDIA H100 80GB HBM3"; NULL: the run's */
 	const char *nvcc;            /* path or name of nvcc */
-	const char *flags;           /* extra code-generation flags, one string */
+	const char *flags;           /* the build's CUDA flags, one string (flags.h sorts them) */
 	const char *cache_dir;       /* the user's cache (the command resolves the default) */
 	const char *project_cache;   /* the project's committed cache directory */
 } kt_generate_kernel;
@@ -45,6 +51,7 @@ typedef struct kt_generate_opts {
 	int nkernels;
 	const char *remote;          /* remote cache URL, or NULL */
 	const char *gpu;             /* target GPU name when none is present */
+	const char *gpus;            /* the GPU models of every kernel that names none (KT_GPUS); NULL: see above */
 	const char *retune;          /* NULL: use hits; "" or "*": re-tune all; else a name pattern */
 	int require_hit;             /* a cache miss is an error (CI); never tunes */
 	int read_only;               /* never write a cache tier; a miss is still tuned with a GPU, not stored */

@@ -17,7 +17,7 @@ static const struct known_gpu {
 	{"NVIDIA A100-SXM4-80GB", "sm_80", 8, 0, 108, 40LL << 20, 163 * 1024, 2039, 80LL << 30},
 	{"NVIDIA GeForce RTX 4090", "sm_89", 8, 9, 128, 72LL << 20, 99 * 1024, 1008, 24LL << 30},
 	{"NVIDIA H100 80GB HBM3", "sm_90", 9, 0, 132, 50LL << 20, 227 * 1024, 3350, 80LL << 30},
-	{"NVIDIA H200", "sm_90", 9, 0, 132, 50LL << 20, 227 * 1024, 4800, 141LL << 30},
+	{"NVIDIA H200", "sm_90", 9, 0, 132, 60LL << 20, 227 * 1024, 4800, 141LL << 30},
 	{"NVIDIA L40S", "sm_89", 8, 9, 142, 96LL << 20, 99 * 1024, 864, 48LL << 30},
 };
 
@@ -33,8 +33,7 @@ enum {
 	WARP = 32,
 };
 
-/* Matches "NVIDIA H200", "H200" and "h200" against a table name. */
-static int gpu_name_matches(const char *table, const char *name)
+int kt_target_name_matches(const char *table, const char *name)
 {
 	if (!strcasecmp(table, name))
 		return 1;
@@ -63,7 +62,7 @@ int kt_target_lookup(const char *name, kt_target *out, kt_err *err)
 	size_t n = sizeof known_gpus / sizeof known_gpus[0];
 	for (size_t i = 0; i < n; i++) {
 		const struct known_gpu *g = &known_gpus[i];
-		if (!gpu_name_matches(g->name, name))
+		if (!kt_target_name_matches(g->name, name))
 			continue;
 		*out = (kt_target){0};
 		snprintf(out->id.name, sizeof out->id.name, "%s", g->name);
@@ -163,4 +162,18 @@ int kt_target_fits(const kt_target *g, const kt_launch *l, const kt_usage *use, 
 	if (launch_fits(g, l, why, whysz))
 		return -1;
 	return use ? usage_fits(g, l, use, why, whysz) : 0;
+}
+
+void kt_target_compile_arch(const kt_gpu_id *id, const char *build_archs, int specific, char *out, size_t outsz)
+{
+	char plain[16], a[20];
+	kt_gpu_arch(id, plain, sizeof plain);
+	snprintf(a, sizeof a, "%sa", plain);
+	int listed = 0;
+	for (const char *s = build_archs ? build_archs : ""; *s && !listed;) {
+		size_t n = strcspn(s, ";");
+		listed = n == strlen(a) && !strncmp(s, a, n);
+		s += n + (s[n] == ';');
+	}
+	snprintf(out, outsz, "%s", specific && listed ? a : plain);
 }

@@ -42,6 +42,12 @@ typedef struct kt_ceilings {
 /* A GPU from the table of known devices, by name ("NVIDIA H200", "H200", case-insensitive);
  * -1 with err listing the known names. */
 int kt_target_lookup(const char *name, kt_target *out, kt_err *err);
+/* 1 when name ("NVIDIA H200", "H200", "h200") names the GPU of the full name table. */
+int kt_target_name_matches(const char *table, const char *name);
+/* The target kt compiles a GPU's variants for, written to out: its own compute capability ("90"),
+ * or its architecture-specific target ("90a") when the template has configurations that need it
+ * (specific: kt_tmpl_arch_specific) and the build's architectures ("80;90a") list that target. */
+void kt_target_compile_arch(const kt_gpu_id *id, const char *build_archs, int specific, char *out, size_t outsz);
 /* From a device that is present (its data-sheet bandwidth from the table when it is there). */
 void kt_target_from_info(const kt_gpu_info *info, kt_target *out);
 /* A GPU known by its identity alone (from a record): the identity is id, the rest the table's

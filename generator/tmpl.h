@@ -198,6 +198,10 @@ void kt_tmpl_env(const kt_tmpl *t, const int64_t *shape, const uint16_t *cfg, kt
 /* Index of the first constraint that env violates (or fails to evaluate), -1 if none. */
 int kt_tmpl_violated(const kt_tmpl *t, const kt_val *env);
 
+/* 1 when some of t's configurations or code need an architecture-specific target (90a): a
+ * constraint names sm_a, or the code tests __CUDA_ARCH_FEAT_SM90_ALL or its kin. */
+int kt_tmpl_arch_specific(const kt_tmpl *t);
+
 /* Launch geometry and roofline figures of one configuration at one shape. */
 typedef struct kt_launch {
 	int64_t grid[3], block[3], smem;

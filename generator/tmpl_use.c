@@ -3,6 +3,7 @@
  * (see tmpl.h).  Parsing is in tmpl.c. */
 #include "tmpl.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -281,4 +282,29 @@ void kt_tmpl_format_choices(const kt_tmpl *t, char sep, kt_buf *out)
 		kt_buf_printf(out, "%s=%s%c", t->types[i].name, kt_etypes[t->types[i].chosen].name, sep);
 	for (int i = 0; i < t->noptions; i++)
 		kt_buf_printf(out, "%s=%s%c", t->options[i].name, t->options[i].choices[t->options[i].chosen], sep);
+}
+
+/* 1 when word occurs in text as a whole identifier. */
+static int has_word(const char *text, size_t len, const char *word)
+{
+	size_t wl = strlen(word);
+	for (const char *p = text, *end = text + len; p + wl <= end; p++) {
+		int before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
+		int after = p + wl < end && (isalnum((unsigned char)p[wl]) || p[wl] == '_');
+		if (!before && !after && !memcmp(p, word, wl))
+			return 1;
+	}
+	return 0;
+}
+
+int kt_tmpl_arch_specific(const kt_tmpl *t)
+{
+	for (int r = 0; r < t->nreq; r++)
+		if (has_word(t->req_text[r], strlen(t->req_text[r]), "sm_a"))
+			return 1;
+	static const char *const feats[] = {"__CUDA_ARCH_FEAT_SM90_ALL", "__CUDA_ARCH_SPECIFIC__", "__CUDA_ARCH_FAMILY_SPECIFIC__"};
+	for (size_t i = 0; i < sizeof feats / sizeof feats[0]; i++)
+		if (has_word(t->src, t->srclen, feats[i]))
+			return 1;
+	return 0;
 }

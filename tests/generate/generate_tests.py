@@ -129,11 +129,14 @@ def case_budget(env):
 
 
 def fallback(env, manifest):
-    """The manifest's fallback, and the dispatcher's line for it."""
+    """The fallback of the GPU's table (of the generic table when there is none), and the
+    dispatcher's line for it."""
     out = os.path.join(env.root, "out%d" % env.runs)
     with open(os.path.join(out, "kt_scale.cu")) as f:
-        line = [l for l in f.read().splitlines() if "kt_fallback =" in l]
-    return manifest["fallback"], line
+        text = f.read().splitlines()
+    if manifest["tables"]:
+        return manifest["tables"][0]["fallback"], [l for l in text if "kt_entries_0, " in l]
+    return manifest["fallback"], [l for l in text if "kt_generic = " in l]
 
 
 def case_robust(env):

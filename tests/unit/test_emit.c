@@ -192,7 +192,8 @@ static void check_texts(const kt_tmpl *t, const char *dir, const uint16_t *a)
 		CHECK(strstr(d, "extern \"C\" cudaError_t kt_mini(__half* out") != NULL ||
 		      strstr(d, "extern \"C\" cudaError_t kt_mini(__half *out") != NULL);
 		CHECK(strstr(d, "cudaStream_t stream)") != NULL);
-		CHECK(strstr(d, "static const struct kt_entry kt_table[] = {") != NULL);
+		CHECK(strstr(d, "static const struct kt_entry kt_entries_generic[] = {") != NULL);
+		CHECK(strstr(d, "#define KT_NTABLES 0\n") != NULL); /* no GPU table: the generic one serves */
 		CHECK(strstr(d, "{{4096LL, 4096LL}, {256LL, 4LL, 1LL, 1LL}, kt_mini_") != NULL);
 		CHECK(strstr(d, "return cudaErrorInvalidValue;") != NULL);
 	}
@@ -305,7 +306,7 @@ static void test_validation(kt_tmpl *t)
 	free(dir);
 }
 
-/* No shapes: the fallback alone, as the one table entry (C++ has no empty arrays). */
+/* No shapes: the fallback alone, and no array of entries (C++ has no empty arrays). */
 static void test_no_shapes(kt_tmpl *t)
 {
 	char *dir = path_in(tmpdir, "noshapes");
@@ -314,8 +315,85 @@ static void test_no_shapes(kt_tmpl *t)
 	CHECK(kt_emit(t, &o, &err) == 0);
 	CHECK_INT(count_files(dir), 5);
 	char *d = slurp(dir, "kt_mini.cu");
-	CHECK(d && strstr(d, "kt_table[] = {\n\t{{0}, {128LL, 1LL, 0LL, 0LL}, kt_mini_") != NULL);
+	CHECK(d && strstr(d, "kt_generic = {NULL, 0, 0, 0, 0.0, NULL, 0, {{0}, {128LL, 1LL, 0LL, 0LL}, kt_mini_") != NULL);
 	free(d);
+	rm_rf(dir);
+	free(dir);
+}
+
+/* GPU tables: a variant per configuration and target, shared by the GPUs of one target; the
+ * generic table alone is the target's source; kt's rule builds the others (the listing); the
+ * manifest lists the tables; a variant no longer chosen for a target goes. */
+static void test_gpu_tables(kt_tmpl *t)
+{
+	char *dir = path_in(tmpdir, "gpus");
+	uint16_t a[4], b[4];
+	cfg_of(t, "BLOCK=256,VEC=4,ALGO=atomic,CACHE=true", a);
+	cfg_of(t, "BLOCK=64,VEC=2,ALGO=tree,CACHE=false", b);
+	int64_t s0[2] = {4096, 4096}, s1[2] = {8, 1024};
+	kt_choice h200[2] = {{s0, a, "cache:project", NULL}, {s1, b, "cache:project", NULL}};
+	kt_choice h100[2] = {{s0, a, "tuned", NULL}, {s1, a, "tuned", NULL}};
+	kt_choice a100[1] = {{s0, b, "cache:user", NULL}};
+	kt_gpu_id ids[3] = {{"NVIDIA H200", 9, 0, 132, 60 << 20, 232448},
+			    {"NVIDIA H100 80GB HBM3", 9, 0, 132, 50 << 20, 232448},
+			    {"NVIDIA A100-SXM4-80GB", 8, 0, 108, 40 << 20, 166912}};
+	kt_emit_table tables[3] = {{NULL, &ids[0], 4800, "90", 2, h200, NULL, NULL},
+				   {NULL, &ids[1], 3350, "90", 2, h100, a, "robust"},
+				   {NULL, &ids[2], 2039, "80", 1, a100, NULL, NULL}};
+	kt_emit_opts o = {.name = "mini", .outdir = dir, .ntables = 3, .tables = tables, .nvcc_flags = "-DX=1 -Xptxas -v"};
+	kt_err err = {0};
+	CHECK(kt_emit(t, &o, &err) == 0);
+	if (err.msg[0])
+		fprintf(stderr, "%s\n", err.msg);
+	uint16_t def[4];
+	kt_tmpl_default_config(t, def);
+	char *va = variant_name(t, a), *vb = variant_name(t, b), *vd = variant_name(t, def);
+	char ga[200], gb[200], gd[200], ab[200], ad[200];
+	snprintf(ga, sizeof ga, "%.*s_sm90.cu", (int)strlen(va) - 3, va);
+	snprintf(gb, sizeof gb, "%.*s_sm90.cu", (int)strlen(vb) - 3, vb);
+	snprintf(gd, sizeof gd, "%.*s_sm90.cu", (int)strlen(vd) - 3, vd);
+	snprintf(ab, sizeof ab, "%.*s_sm80.cu", (int)strlen(vb) - 3, vb);
+	snprintf(ad, sizeof ad, "%.*s_sm80.cu", (int)strlen(vd) - 3, vd);
+	/* sm_90: a, b, the H200's default fallback; sm_80: b and its fallback; the generic default */
+	CHECK(exists(dir, ga) && exists(dir, gb) && exists(dir, gd) && exists(dir, ab) && exists(dir, ad) && exists(dir, vd));
+	CHECK(!exists(dir, va) && !exists(dir, vb));
+	CHECK_INT(count_files(dir), 6 + 4);
+	char *c = slurp(dir, "kt_mini.cmake");
+	CHECK(c && strstr(c, "set(KT_GENERATED_NVCC_FLAGS \"-DX=1;-Xptxas;-v\")") != NULL);
+	CHECK(c && strstr(c, "-gencode=arch=compute_80,code=sm_80") != NULL && strstr(c, "-gencode=arch=compute_90,code=sm_90") != NULL);
+	char *srcs = c ? strstr(c, "set(KT_GENERATED_SOURCES") : NULL;
+	CHECK(srcs && !strstr(strchr(srcs, ')') ? srcs : "", "_sm90.cu\")") && strstr(srcs, vd));
+	char *d = slurp(dir, "kt_mini.cu");
+	CHECK(d && strstr(d, "#define KT_NTABLES 3\n") != NULL);
+	CHECK(d && strstr(d, "{\"NVIDIA H100 80GB HBM3\", 9, 0, 132, 3350.0, kt_entries_1, 2, {{0}, {256LL, 4LL, 1LL, 1LL}, ") != NULL);
+	CHECK(d && strstr(d, "{\"NVIDIA A100-SXM4-80GB\", 8, 0, 108, 2039.0, kt_entries_2, 1, ") != NULL);
+	CHECK(d && strstr(d, "kt_generic = {NULL, 0, 0, 0, 0.0, NULL, 0, ") != NULL);
+	char *h = slurp(dir, "kt_mini.h");
+	CHECK(h && strstr(h, "const char *kt_mini_table(int device);") && strstr(h, "const char *kt_mini_table_for("));
+	char *text = slurp(dir, "kt_mini.json");
+	cJSON *m = text ? cJSON_Parse(text) : NULL;
+	cJSON *jt = cJSON_GetObjectItem(m, "tables"), *shapes = cJSON_GetObjectItem(m, "shapes");
+	CHECK_INT(cJSON_GetArraySize(jt), 3);
+	CHECK_INT(cJSON_GetArraySize(shapes), 5);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(jt, 2), "arch")), "80");
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(jt, 1), "fallback"), "origin")),
+		  "robust");
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(shapes, 4), "gpu")), "NVIDIA A100-SXM4-80GB");
+	cJSON_Delete(m);
+	/* The A100 goes: its variants go with it, the others stay. */
+	o.ntables = 2;
+	CHECK(kt_emit(t, &o, &err) == 0);
+	CHECK(!exists(dir, ab) && !exists(dir, ad) && exists(dir, ga) && exists(dir, gd));
+	/* A GPU table without a target is refused before anything is written. */
+	tables[0].arch = NULL;
+	CHECK(kt_emit(t, &o, &err) == -1);
+	free(text);
+	free(h);
+	free(d);
+	free(c);
+	free(va);
+	free(vb);
+	free(vd);
 	rm_rf(dir);
 	free(dir);
 }
@@ -409,6 +487,7 @@ int main(void)
 		test_validation(t);
 		test_variant_text(t);
 		test_no_shapes(t);
+		test_gpu_tables(t);
 	}
 	test_options();
 	kt_tmpl_free(t);

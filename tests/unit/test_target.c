@@ -31,6 +31,30 @@ static void test_target(void)
 	CHECK_STR(why, "block.z = 65; the device allows 1 to 64");
 }
 
+/* The target a GPU's table is built for: its own compute capability, and its architecture-specific
+ * target only for a template that needs it and a build that lists it. */
+static void test_compile_arch(void)
+{
+	kt_target h200, a100;
+	kt_target_lookup("H200", &h200, NULL);
+	kt_target_lookup("A100", &a100, NULL);
+	char arch[16];
+	kt_target_compile_arch(&h200.id, "80;90a", 1, arch, sizeof arch);
+	CHECK_STR(arch, "90a");
+	kt_target_compile_arch(&h200.id, "80;90a", 0, arch, sizeof arch);
+	CHECK_STR(arch, "90");
+	kt_target_compile_arch(&h200.id, "80;90", 1, arch, sizeof arch);
+	CHECK_STR(arch, "90");
+	kt_target_compile_arch(&h200.id, "", 1, arch, sizeof arch);
+	CHECK_STR(arch, "90");
+	kt_target_compile_arch(&a100.id, "90a", 1, arch, sizeof arch); /* the build need not list the GPU */
+	CHECK_STR(arch, "80");
+	CHECK(kt_target_name_matches("NVIDIA H100 80GB HBM3", "h100"));
+	CHECK(kt_target_name_matches("NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3"));
+	CHECK(!kt_target_name_matches("NVIDIA H100 80GB HBM3", "H10"));
+	CHECK(!kt_target_name_matches("NVIDIA H200", "H20"));
+}
+
 static void test_limits(void)
 {
 	kt_target gi;
@@ -89,6 +113,7 @@ static void test_common(void)
 int main(void)
 {
 	test_target();
+	test_compile_arch();
 	test_limits();
 	test_common();
 	return check_done();

@@ -1,6 +1,7 @@
 # RunTests.cmake: kt's CMake-module tests, one per ctest test, run as
 #
 #   cmake -DTEST=<name> -DKT_SOURCE_DIR=<kt sources> -DKT_BUILD_DIR=<kt build> -DKT_EXE=<kt tool>
+#         -DKT_FAKE_EXE=<kt with the fake GPU>
 #         -DWORK=<scratch dir> -DCUDA_COMPILER=<nvcc> -DMAKE_PROGRAM=<ninja> -DCPACK_COMMAND=<cpack>
 #         -P RunTests.cmake
 #
@@ -314,6 +315,119 @@ function(test_batch)
   if(NOT objs)
     fail("the sub directory's library compiled no kt_scale_sub source" "${bld_out}")
   endif()
+endfunction()
+
+# A PyTorch extension's flags: find_package(Torch) puts -gencode flags into CMAKE_CUDA_FLAGS and
+# turns CMAKE_CUDA_ARCHITECTURES off.  kt keeps them out of its compiles and its keys, so the
+# committed NVIDIA H200 records hit (KT_REQUIRE_CACHE_HIT); kt's rule builds the H200's table for
+# sm_90 alone, the project's own code keeps the project's flags.  A flag that changes the code
+# (-D__CUDA_NO_HALF_OPERATORS__, as PyTorch's own builds pass) keys the records apart: a miss, and
+# the error says which field differs.
+function(test_torch_flags)
+  copy_project("${FIXTURE}" src)
+  set(torch_flags "-gencode arch=compute_90a,code=sm_90a")
+  set(common -DKT_FIXTURE_MODE=subdir -DKT_CASE=Torch "-DKT_EXECUTABLE=${KT_EXE}" -DCMAKE_CUDA_ARCHITECTURES=OFF
+    "-DKT_GPU=NVIDIA H200" -DKT_REQUIRE_CACHE_HIT=ON "-DKT_PROJECT_CACHE=${KT_TREE}/cache")
+  configure(src build ${common} "-DCMAKE_CUDA_FLAGS=${torch_flags}")
+  expect_ok(cfg "configure with Torch's flags")
+  run(mf "${CMAKE_COMMAND}" -E cat "${WORK}/build/kt/rmsnorm/kt_rmsnorm.json")
+  string(JSON o0 GET "${mf_out}" shapes 0 origin)
+  string(JSON o1 GET "${mf_out}" shapes 1 origin)
+  string(JSON gpu GET "${mf_out}" tables 0 gpu)
+  string(JSON arch GET "${mf_out}" tables 0 arch)
+  if(NOT "${o0} ${o1} ${gpu} ${arch}" STREQUAL "cache:project cache:project NVIDIA H200 90")
+    fail("expected both shapes from the project cache, in an NVIDIA H200 table for sm_90" "${mf_out}")
+  endif()
+  run(bld "${CMAKE_COMMAND}" --build "${WORK}/build" -v)
+  expect_ok(bld "build")
+  expect_match(bld "-gencode=arch=compute_90,code=sm_90[^\n]*kt_rmsnorm_[0-9a-f]+_sm90[.]cu" "kt's compile of a variant")
+  string(REGEX MATCHALL "[^\n]*kt_rmsnorm_[0-9a-f]+_sm90[.]cu -o[^\n]*" kt_lines "${bld_out}")
+  if(kt_lines MATCHES "compute_90a")
+    fail("the project's -gencode flags reached kt's compile of a variant" "${kt_lines}")
+  endif()
+  expect_match(bld "-gencode arch=compute_90a,code=sm_90a[^\n]*torch_main[.]cu" "the project's own compile")
+  run(app "${WORK}/build/fixture_app")
+  expect_ok(app "fixture_app")
+  expect_match(app "fixture_app: (ok \\(table: NVIDIA H|no CUDA GPU)" "fixture_app")
+
+  configure(src build-nohalf ${common} "-DCMAKE_CUDA_FLAGS=${torch_flags} -D__CUDA_NO_HALF_OPERATORS__")
+  if(cfg_rc EQUAL 0)
+    fail("-D__CUDA_NO_HALF_OPERATORS__ should key the records apart: a miss" "${cfg_out}")
+  endif()
+  expect_match(cfg "2 of 2 shapes of rmsnorm have no cached configuration for GPU 'NVIDIA H200'" "the miss")
+  expect_match(cfg "differs in flags: here '-D__CUDA_NO_HALF_OPERATORS__', in the record ''" "the miss")
+endfunction()
+
+# Records of the fixture's scale template for GPU model <gpu>, tuned by kt-fake (the fake GPU as
+# that model, the fake compiler answering as the real one, so that the keys are the real one's),
+# in the user cache of the fixture's configures.
+function(fake_records gpu)
+  run(fr "${CMAKE_COMMAND}" -E env KT_TEST_GPU_BACKEND=fake "KT_FAKE_GPU_NAME=${gpu}"
+    "KT_FAKE_NVCC_VERSION_OF=${CUDA_COMPILER}" "${KT_FAKE_EXE}" generate --template "${WORK}/src/scale.cu.tmpl"
+    --name scale --out "${WORK}/fake-out" --shape n=1024 --shape n=65536
+    --nvcc "${KT_SOURCE_DIR}/tests/unit/fake/fake_nvcc.py" --cache-dir "${WORK}/user-cache" --quiet)
+  expect_ok(fr "tuning the scale template on the fake GPU as ${gpu}")
+endfunction()
+
+# Checks the manifest of the scale kernel in <build>: one table per GPU of <gpus>, each for its
+# target in <archs>, in order.
+function(expect_tables build gpus archs)
+  run(mf "${CMAKE_COMMAND}" -E cat "${WORK}/${build}/kt/scale/kt_scale.json")
+  string(JSON n LENGTH "${mf_out}" tables)
+  list(LENGTH gpus want)
+  if(NOT n EQUAL want)
+    fail("expected ${want} tables, one per GPU of ${gpus}" "${mf_out}")
+  endif()
+  set(i 0)
+  foreach(gpu arch IN ZIP_LISTS gpus archs)
+    string(JSON g GET "${mf_out}" tables ${i} gpu)
+    string(JSON a GET "${mf_out}" tables ${i} arch)
+    if(NOT g STREQUAL gpu OR NOT a STREQUAL arch)
+      fail("table ${i}: expected ${gpu} built for sm_${arch}, got ${g} for sm_${a}" "${mf_out}")
+    endif()
+    math(EXPR i "${i} + 1")
+  endforeach()
+endfunction()
+
+# One build for several GPU models (KT_GPUS), from their records, none of them here: a table per
+# GPU, each built for its own target.  Two Hopper GPUs with CMAKE_CUDA_ARCHITECTURES 90; then an
+# A100 and an H200 with "80;90" (a fat binary: sm_80 and sm_90 objects).
+function(test_gpus)
+  copy_project("${FIXTURE}" src)
+  foreach(gpu "NVIDIA H200" "NVIDIA H100 80GB HBM3" "NVIDIA A100-SXM4-80GB")
+    fake_records("${gpu}")
+  endforeach()
+  set(common -DKT_FIXTURE_MODE=subdir -DKT_CASE=Scale "-DKT_EXECUTABLE=${KT_EXE}" -DKT_REQUIRE_CACHE_HIT=ON)
+  # The lists go through an initial cache file, as a user's preset would pass them.
+  file(WRITE "${WORK}/hopper.cmake" [[
+set(CMAKE_CUDA_ARCHITECTURES 90 CACHE STRING "")
+set(KT_GPUS "NVIDIA H200;NVIDIA H100 80GB HBM3" CACHE STRING "")
+]])
+  configure(src build ${common} -C "${WORK}/hopper.cmake")
+  expect_ok(cfg "configure for two Hopper GPUs")
+  expect_tables(build "NVIDIA H200;NVIDIA H100 80GB HBM3" "90;90")
+  run(bld "${CMAKE_COMMAND}" --build "${WORK}/build")
+  expect_ok(bld "build")
+  expect_match(bld "kt: building scale's variant kt_scale_[0-9a-f]+_sm90 for sm_90" "the build")
+  file(WRITE "${WORK}/fat.cmake" [[
+set(CMAKE_CUDA_ARCHITECTURES "80;90" CACHE STRING "")
+set(KT_GPUS "NVIDIA A100-SXM4-80GB;NVIDIA H200" CACHE STRING "")
+]])
+  configure(src build-fat ${common} -C "${WORK}/fat.cmake")
+  expect_ok(cfg "configure for an A100 and an H200")
+  expect_tables(build-fat "NVIDIA A100-SXM4-80GB;NVIDIA H200" "80;90")
+  run(bld "${CMAKE_COMMAND}" --build "${WORK}/build-fat")
+  expect_ok(bld "build")
+  expect_match(bld "kt: building scale's variant kt_scale_[0-9a-f]+_sm80 for sm_80" "the build")
+  run(app "${WORK}/build-fat/fixture_app")
+  expect_ok(app "fixture_app")
+  expect_match(app "fixture_app: (ok|no CUDA GPU)" "fixture_app")
+  # A GPU that no record names: under KT_REQUIRE_CACHE_HIT, an error that says so.
+  configure(src build-l40s ${common} "-DKT_GPUS=NVIDIA L40S")
+  if(cfg_rc EQUAL 0)
+    fail("a GPU without records should fail under KT_REQUIRE_CACHE_HIT" "${cfg_out}")
+  endif()
+  expect_match(cfg "no record in the user or project cache names this GPU" "the error")
 endfunction()
 
 if(NOT COMMAND "test_${TEST}")

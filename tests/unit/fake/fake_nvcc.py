@@ -7,7 +7,8 @@ kernel's rename), and reads these comment lines of the template:
   fake-compile-error: P=V [P=V...]   fail like a compiler when every setting holds
   fake-regs: P=V N                   report N registers when the setting holds (default 32)
 Output, depfile and ptxas-style report are written like `nvcc -cubin -Xptxas -v -MD -MF`;
-`--version` answers like nvcc 13.0.
+`--version` answers like nvcc 13.0, or as the compiler KT_FAKE_NVCC_VERSION_OF names does (records
+made with the fake then have that compiler's keys).
 """
 import os
 import re
@@ -49,6 +50,9 @@ def compile_part(src, text, included):
 
 def main(argv):
     if argv == ["--version"]:  # the compiler's identity is a cache-key field
+        real = os.environ.get("KT_FAKE_NVCC_VERSION_OF")  # records for that compiler's keys
+        if real:
+            os.execv(real, [real, "--version"])
         print("nvcc: NVIDIA (R) Cuda compiler driver")
         print("Cuda compilation tools, release 13.0, V13.0.88")
         return 0

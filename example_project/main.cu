@@ -199,6 +199,10 @@ int main()
 	cudaDeviceProp prop;
 	if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
 		std::printf("example_app: running on %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);
+	// Each launcher has a table per GPU model the build was tuned for (KT_GPUS); which serves here:
+	const char *rt = kt_rmsnorm_table(0), *st = kt_silu_and_mul_table(0);
+	std::printf("example_app: tables: rmsnorm %s, silu_and_mul %s\n", rt ? rt : "(template defaults)",
+		    st ? st : "(template defaults)");
 
 	bool ok = true;
 	// The tuned shapes (see CMakeLists.txt), then shapes that the launcher must serve with the

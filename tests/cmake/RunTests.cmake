@@ -319,15 +319,17 @@ endfunction()
 
 # A PyTorch extension's flags: find_package(Torch) puts -gencode flags into CMAKE_CUDA_FLAGS and
 # turns CMAKE_CUDA_ARCHITECTURES off.  kt keeps them out of its compiles and its keys, so the
-# committed NVIDIA H200 records hit (KT_REQUIRE_CACHE_HIT); kt's rule builds the H200's table for
+# committed NVIDIA H200 records hit (KT_REQUIRE_CACHE_HIT; also without KT_GPUS, through KT_GPU,
+# where no GPU is here); kt's rule builds the H200's table for
 # sm_90 alone, the project's own code keeps the project's flags.  A flag that changes the code
 # (-D__CUDA_NO_HALF_OPERATORS__, as PyTorch's own builds pass) keys the records apart: a miss, and
 # the error says which field differs.
 function(test_torch_flags)
   copy_project("${FIXTURE}" src)
   set(torch_flags "-gencode arch=compute_90a,code=sm_90a")
+  # KT_GPUS rather than KT_GPU, which a GPU here would overrule: the test runs on GPU machines too.
   set(common -DKT_FIXTURE_MODE=subdir -DKT_CASE=Torch "-DKT_EXECUTABLE=${KT_EXE}" -DCMAKE_CUDA_ARCHITECTURES=OFF
-    "-DKT_GPU=NVIDIA H200" -DKT_REQUIRE_CACHE_HIT=ON "-DKT_PROJECT_CACHE=${KT_TREE}/cache")
+    "-DKT_GPUS=NVIDIA H200" -DKT_REQUIRE_CACHE_HIT=ON "-DKT_PROJECT_CACHE=${KT_TREE}/cache")
   configure(src build ${common} "-DCMAKE_CUDA_FLAGS=${torch_flags}")
   expect_ok(cfg "configure with Torch's flags")
   run(mf "${CMAKE_COMMAND}" -E cat "${WORK}/build/kt/rmsnorm/kt_rmsnorm.json")
@@ -350,6 +352,13 @@ function(test_torch_flags)
   expect_ok(app "fixture_app")
   expect_match(app "fixture_app: (ok \\(table: NVIDIA H|no CUDA GPU)" "fixture_app")
 
+  # Where no GPU is here, KT_GPU names the GPU as well (CI's way).
+  run(gpus "${KT_EXE}" generate --list-gpus)
+  configure(src build-ci -DKT_FIXTURE_MODE=subdir -DKT_CASE=Torch "-DKT_EXECUTABLE=${KT_EXE}" -DCMAKE_CUDA_ARCHITECTURES=OFF
+    "-DKT_GPU=NVIDIA H200" -DKT_REQUIRE_CACHE_HIT=ON "-DKT_PROJECT_CACHE=${KT_TREE}/cache" "-DCMAKE_CUDA_FLAGS=${torch_flags}")
+  if(NOT cfg_rc EQUAL 0 AND NOT cfg_out MATCHES "no cached configuration for GPU 'NVIDIA H[0-9]")
+    fail("configure with KT_GPU" "${cfg_out}")
+  endif()
   configure(src build-nohalf ${common} "-DCMAKE_CUDA_FLAGS=${torch_flags} -D__CUDA_NO_HALF_OPERATORS__")
   if(cfg_rc EQUAL 0)
     fail("-D__CUDA_NO_HALF_OPERATORS__ should key the records apart: a miss" "${cfg_out}")

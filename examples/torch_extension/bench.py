@@ -75,9 +75,9 @@ def time_us(fn, sets, reps, warmup):
     torch.cuda.synchronize()
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
     torch.cuda._sleep(int(SPIN_HZ * (1.5 * reps * host_s + 50e-6)))  # hold the stream while we queue
-    for i, (start, end) in enumerate(events):
+    for i, (start, end) in enumerate(events):  # the sets after the warm-up's, where there are more
         start.record()
-        fn(*sets[i % len(sets)])
+        fn(*sets[(warmup + i) % len(sets)])
         end.record()
     torch.cuda.synchronize()
     return statistics.median(start.elapsed_time(end) * 1e3 for start, end in events)
@@ -124,10 +124,13 @@ def main():
             sets = input_copies(op, shape)
             t_kt = time_us(kt_fn, sets, args.reps, args.warmup)
             t_eager = time_us(ref_fn, sets, args.reps, args.warmup)
-            t_comp = time_us(compiled, sets, args.reps, args.warmup) if compiled else float("nan")
+            comp, comp_x = "-", "-"
+            if compiled:
+                t_comp = time_us(compiled, sets, args.reps, args.warmup)
+                comp, comp_x = f"{t_comp:.2f}", f"{t_comp / t_kt:.2f}x"
             where = origin.get((op, shape_text(shape)), "?")
-            print(f"| {op} | {shape_text(shape)} | {where} | {t_kt:.2f} | {t_eager:.2f} | {t_comp:.2f} | "
-                  f"{t_eager / t_kt:.2f}x | {t_comp / t_kt:.2f}x |", flush=True)
+            print(f"| {op} | {shape_text(shape)} | {where} | {t_kt:.2f} | {t_eager:.2f} | {comp} | "
+                  f"{t_eager / t_kt:.2f}x | {comp_x} |", flush=True)
             del sets
             torch.cuda.empty_cache()
     return 0

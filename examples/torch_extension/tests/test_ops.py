@@ -124,7 +124,7 @@ def check_streams_and_devices(results):
     side.synchronize()
     compare(results, "rmsnorm 16 x 4096 on a side stream", out, rmsnorm_ref(x, w))
     compare(results, "silu_and_mul 64 x 11008 on a side stream", h, silu_and_mul_ref(g))
-    empty = kt_ops.rmsnorm(torch.empty(0, 4096, device="cuda", dtype=BF16), w[:4096], EPS)
+    empty = kt_ops.rmsnorm(torch.empty(0, 4096, device="cuda", dtype=BF16), w, EPS)
     results.check(tuple(empty.shape) == (0, 4096), "rmsnorm of 0 rows", f"shape {tuple(empty.shape)}")
     n = torch.cuda.device_count()
     if n > 1:

@@ -22,8 +22,8 @@ me=scripts/deps.sh
 build_packages=(cmake ninja-build gcc g++ libcjson-dev libxxhash-dev libcurl4-openssl-dev)
 
 # What kt's tests need on top (the cache suite's WebDAV server, the test fixtures in Python, the
-# farm suite's single-node Slurm cluster).
-test_packages=(nginx-light python3 chromium slurmctld slurmd slurm-client munge)
+# wheel suite's venv and pip, the farm suite's single-node Slurm cluster).
+test_packages=(nginx-light python3 python3-venv python3-pip chromium slurmctld slurmd slurm-client munge)
 
 usage() {
 	echo "usage: $me [--list | --check] build|test" >&2

@@ -128,6 +128,48 @@ function(test_package)
   endif()
 endfunction()
 
+# kt through FetchContent, the way most projects take a dependency: a git repository of the
+# snapshot, fetched at its commit.  The parent gets kt_add_tuned_kernel() and KT_TEMPLATES_DIR, and
+# the module its tool (built in build/kt-tool); kt's own build stays out of the parent's: no
+# dependency lookup in its configure, nothing of kt built by its default target, no install rule.
+function(test_fetchcontent)
+  find_program(GIT git)
+  if(NOT GIT)
+    message("kt-test: skipped: no git, which FetchContent clones kt with")
+    return()
+  endif()
+  set(git "${GIT}" -C "${KT_TREE}" -c user.name=kt-test -c user.email=kt-test@example.invalid
+    -c commit.gpgsign=false)
+  foreach(step "init -q" "add -A" "commit -q -m snapshot")
+    separate_arguments(step UNIX_COMMAND "${step}")
+    run(repo ${git} ${step})
+    expect_ok(repo "git ${step}")
+  endforeach()
+  run(repo ${git} rev-parse HEAD)
+  expect_ok(repo "git rev-parse HEAD")
+  string(STRIP "${repo_out}" commit)
+  copy_project("${FIXTURE}" src)
+  build_fixture(-DKT_FIXTURE_MODE=fetchcontent "-DKT_GIT_REPOSITORY=${KT_TREE}" "-DKT_GIT_TAG=${commit}")
+  expect_match(cfg "kt-fixture: KT_TEMPLATES_DIR=[^\n]*/_deps/kt-src/templates\n" "configure")
+  expect_match(cfg "kt: building the kt tool in" "configure")
+  if(cfg_out MATCHES "Found (cJSON|xxHash|CURL)")
+    fail("kt's configure as a subproject looked for the tool's dependencies" "${cfg_out}")
+  endif()
+  if(NOT EXISTS "${WORK}/build/kt-tool/generator/kt")
+    fail("the kt tool was not built in build/kt-tool" "${cfg_out}")
+  endif()
+  set(sub "${WORK}/build/_deps/kt-build")
+  file(GLOB_RECURSE built "${sub}/*.o" "${sub}/*.a")
+  file(READ "${WORK}/build/.ninja_log" log) # every output the build made
+  if(EXISTS "${sub}/generator/kt" OR built OR log MATCHES "_deps/kt-build/")
+    fail("the default build built kt's own targets in _deps/kt-build: ${built}" "${log}")
+  endif()
+  file(READ "${sub}/cmake_install.cmake" rules)
+  if(rules MATCHES "ktConfig|ktTargets|templates")
+    fail("kt added install rules to the parent project" "${rules}")
+  endif()
+endfunction()
+
 # kt as a Debian package: `cpack -G DEB` of this build, unpacked with `dpkg -x` into a scratch root
 # (the package's dependencies are this machine's), found there through find_package(kt) by the
 # fixture, which generates its kernels (with template defaults) and builds; one of them is a

@@ -18,6 +18,10 @@ Getting it::
   find_package(kt REQUIRED)          # an installed kt (ktConfig.cmake includes this module)
   # or
   add_subdirectory(path/to/kt kt-build EXCLUDE_FROM_ALL)
+  # or
+  include(FetchContent)
+  FetchContent_Declare(kt GIT_REPOSITORY <url> GIT_TAG <commit>)
+  FetchContent_MakeAvailable(kt)
 
 Either way the calling project must enable CUDA (``project(... LANGUAGES CXX CUDA)``).
 

@@ -16,13 +16,16 @@ microseconds of each, and how many times faster kt is (eager / kt and compile / 
 import argparse
 import datetime
 import math
+import os
 import statistics
 import sys
 import time
 
 import torch
 
-import kt_ops
+# The installed kt_ops, not its sources beside this script (a script's directory comes first).
+sys.path = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
+import kt_ops  # noqa: E402
 
 BF16 = torch.bfloat16
 EPS = 1e-6

@@ -6,11 +6,11 @@ kt's kernel, the same computation in torch eager, and that computation through t
 
 The computation is the ops' own: float32 arithmetic on bfloat16 inputs, one rounding of the
 output to bfloat16 (rmsnorm: x * rsqrt(mean(x^2) + eps) * w; silu_and_mul: silu(a) * b).  Times
-are GPU times, measured the way kt measures a kernel when it tunes: every call between its own
-pair of CUDA events, all calls queued behind a spinning kernel (so the host's launch costs are not
-counted), the inputs rotated through copies spanning 2.5 times the L2 cache (so that every call
-reads them from memory, not from the L2); each figure is the median over --reps calls after
---warmup calls (the first of which, for torch.compile, compiles).  Prints a Markdown table: the
+are GPU times: one call per copy of the inputs (copies spanning 2.5 times the L2 cache, so that a
+large shape is read from memory, not from the L2; at most 512 calls) captured in a CUDA graph, as
+a serving loop runs its decode steps, so that the host's launch costs are not counted; each
+figure is the median over --reps replays of the graph of its time per call, after --warmup
+calls (the first of which, for torch.compile, compiles).  Prints a Markdown table: the
 microseconds of each, and how many times faster kt is (eager / kt and compile / kt).
 """
 import argparse
@@ -31,7 +31,7 @@ BF16 = torch.bfloat16
 EPS = 1e-6
 L2_FACTOR = 2.5  # input copies span this many L2 sizes, as in kt's worker
 MAX_COPIES = 16384
-SPIN_HZ = 2e9  # torch.cuda._sleep counts GPU cycles: about 2 GHz on H100/H200, a margin elsewhere
+MAX_GRAPH_CALLS = 512  # calls in one timed graph (small inputs then stay in the L2, as in a serving loop)
 
 
 def rmsnorm_ref(x, w):
@@ -67,23 +67,30 @@ def input_copies(op, shape):
 
 
 def time_us(fn, sets, reps, warmup):
-    """Median GPU microseconds of fn(*set) over reps calls, rotating through sets."""
+    """GPU microseconds of one call of fn: one call per input set (up to MAX_GRAPH_CALLS of them)
+    captured in a CUDA graph, as a serving loop runs its decode steps, and the graph replayed
+    reps times; the median over the replays of their time over their calls.  The graph holds no
+    host work, so what is timed is the GPU's alone."""
     for i in range(warmup):
         fn(*sets[i % len(sets)])
     torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for i in range(warmup):
-        fn(*sets[i % len(sets)])
-    host_s = (time.perf_counter() - t0) / max(warmup, 1)  # the host's cost of one call, at most
+    calls = sets[:MAX_GRAPH_CALLS]
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for args in calls:
+            fn(*args)
+    graph.replay()  # the first replay uploads the graph
     torch.cuda.synchronize()
-    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
-    torch.cuda._sleep(int(SPIN_HZ * (1.5 * reps * host_s + 50e-6)))  # hold the stream while we queue
-    for i, (start, end) in enumerate(events):  # the sets after the warm-up's, where there are more
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        fn(*sets[(warmup + i) % len(sets)])
+        graph.replay()
         end.record()
-    torch.cuda.synchronize()
-    return statistics.median(start.elapsed_time(end) * 1e3 for start, end in events)
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e3 / len(calls))
+    del graph
+    return statistics.median(times)
 
 
 def raise_recompile_limit():
@@ -101,7 +108,7 @@ def shape_text(shape):
 
 def main():
     ap = argparse.ArgumentParser(description="Times kt_ops against torch eager and torch.compile at every shape of its manifests.")
-    ap.add_argument("--reps", type=int, default=100, help="timed calls per figure (default 100)")
+    ap.add_argument("--reps", type=int, default=20, help="timed replays per figure (default 20)")
     ap.add_argument("--warmup", type=int, default=10, help="untimed calls before them (default 10)")
     ap.add_argument("--compile-mode", default="default", help="torch.compile's mode (default: default)")
     ap.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
@@ -116,8 +123,8 @@ def main():
     }
     origin = {(op, shape_text(s)): o for op, s, o in kt_ops.origins()}
     print(f"kt_ops bench: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
-          f"{datetime.date.today().isoformat()}; median of {args.reps} calls (after {args.warmup}), "
-          f"GPU time, inputs rotated past {L2_FACTOR}x the L2\n")
+          f"{datetime.date.today().isoformat()}; median of {args.reps} replays (after {args.warmup} calls), "
+          f"GPU time per call in CUDA-graph replays, inputs rotated past {L2_FACTOR}x the L2 (at most {MAX_GRAPH_CALLS} calls)\n")
     head = "| op | shape | kt config | kt us | eager us | compile us | eager / kt | compile / kt |"
     print(head)
     print("|" + "---|" * 2 + "---|" + "---:|" * 5)

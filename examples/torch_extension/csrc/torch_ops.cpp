@@ -3,6 +3,7 @@
 // current stream of the inputs' device; a Meta kernel gives the output's shape and type without
 // running (torch.compile traces through the ops with it).
 #include <climits>
+#include <string>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -15,9 +16,26 @@
 
 namespace {
 
+// Numbers and devices in the messages are formatted as strings first: a toolchain that links its
+// C++ library statically into shared libraries (as the GPU machine's /opt/gcc does) gives this
+// library a second copy whose iostreams crash when they format a number (their locale is not
+// set up), while strings pass through.
+std::string text(int64_t n)
+{
+	return std::to_string(n);
+}
+
+std::string text(at::IntArrayRef dims)
+{
+	std::string s = "[";
+	for (size_t i = 0; i < dims.size(); i++)
+		s += (i ? ", " : "") + std::to_string(dims[i]);
+	return s + "]";
+}
+
 void check_input(const at::Tensor &t, const char *name)
 {
-	TORCH_CHECK(t.is_cuda(), "kt_ops: ", name, " must be a CUDA tensor, not on ", t.device());
+	TORCH_CHECK(t.is_cuda(), "kt_ops: ", name, " must be a CUDA tensor, not on ", t.device().str());
 	TORCH_CHECK(t.scalar_type() == at::kBFloat16, "kt_ops: ", name, " must be bfloat16, not ",
 		    t.scalar_type());
 	TORCH_CHECK(t.is_contiguous(), "kt_ops: ", name, " must be contiguous");
@@ -26,7 +44,7 @@ void check_input(const at::Tensor &t, const char *name)
 // The launchers take int extents.
 int as_int(int64_t n, const char *what)
 {
-	TORCH_CHECK(n <= INT_MAX, "kt_ops: ", what, " is ", n, ", more than the kernels take (", INT_MAX, ")");
+	TORCH_CHECK(n <= INT_MAX, "kt_ops: ", what, " is ", text(n), ", more than the kernels take (", text(INT_MAX), ")");
 	return static_cast<int>(n);
 }
 
@@ -51,8 +69,8 @@ int64_t rmsnorm_hidden(const at::Tensor &x, const at::Tensor &weight)
 	TORCH_CHECK(x.dim() >= 1, "kt_ops.rmsnorm: x must have at least one dimension");
 	const int64_t hidden = x.size(-1);
 	TORCH_CHECK(hidden > 0, "kt_ops.rmsnorm: x's last dimension is empty");
-	TORCH_CHECK(weight.dim() == 1 && weight.size(0) == hidden, "kt_ops.rmsnorm: weight must be [", hidden,
-		    "] (x's last dimension), not ", weight.sizes());
+	TORCH_CHECK(weight.dim() == 1 && weight.size(0) == hidden, "kt_ops.rmsnorm: weight must be [", text(hidden),
+		    "] (x's last dimension), not ", text(weight.sizes()));
 	return hidden;
 }
 
@@ -60,8 +78,8 @@ at::Tensor rmsnorm(const at::Tensor &x, const at::Tensor &weight, double eps)
 {
 	check_input(x, "x");
 	check_input(weight, "weight");
-	TORCH_CHECK(weight.device() == x.device(), "kt_ops.rmsnorm: weight is on ", weight.device(), ", x on ",
-		    x.device());
+	TORCH_CHECK(weight.device() == x.device(), "kt_ops.rmsnorm: weight is on ", weight.device().str(), ", x on ",
+		    x.device().str());
 	const int64_t hidden = rmsnorm_hidden(x, weight);
 	const int rows = as_int(x.numel() / hidden, "rmsnorm's row count");
 	const c10::cuda::CUDAGuard guard(x.device());
@@ -77,7 +95,7 @@ std::vector<int64_t> silu_and_mul_shape(const at::Tensor &x)
 {
 	TORCH_CHECK(x.dim() >= 1, "kt_ops.silu_and_mul: x must have at least one dimension");
 	const int64_t two_d = x.size(-1);
-	TORCH_CHECK(two_d > 0 && two_d % 2 == 0, "kt_ops.silu_and_mul: x's last dimension (", two_d,
+	TORCH_CHECK(two_d > 0 && two_d % 2 == 0, "kt_ops.silu_and_mul: x's last dimension (", text(two_d),
 		    ") must be even and not 0: [..., 2d]");
 	std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
 	shape.back() = two_d / 2;

@@ -9,6 +9,7 @@
 #include "cache.h"
 #include "cmd.h"
 #include "cmd_env.h"
+#include "flags.h"
 #include "gpu.h"
 #include "opt.h"
 #include "recorded.h"
@@ -312,6 +313,7 @@ int kt_cmd_tune(int argc, char **argv)
 	kt_tmpl *t = NULL;
 	char *cache_dir = NULL;
 	kt_buf flagstr = {0};
+	kt_flags split = {0};
 	uint16_t *only = NULL;
 	kt_tune_opts o = {0};
 	if ((rc = kt_opt_begin("tune", opts, argc, argv, pos, 1, &npos, usage, about)) >= 0)
@@ -370,7 +372,11 @@ int kt_cmd_tune(int argc, char **argv)
 		if (cache && have_gpu)
 			kt_cache_ceilings(cache, &gi.id, &ceil);
 		join_flags(&a, &flagstr);
-		kt_toolchain tc = {a.nvcc, "", a.arch ? a.arch : "", kt_buf_str(&flagstr)};
+		kt_flags_split(kt_buf_str(&flagstr), &split); /* kt compiles for --arch or the GPU (flags.h) */
+		if (split.dropped.len)
+			fprintf(stderr, "kt tune: note: --flags: left out '%s'; kt compiles for --arch, else the GPU's own\n",
+				kt_buf_str(&split.dropped));
+		kt_toolchain tc = {a.nvcc, "", a.arch ? a.arch : "", kt_buf_str(&split.keyed)};
 		o.strategy = a.strategy;
 		o.budget = (long)a.budget;
 		o.seed = (uint64_t)a.seed;
@@ -399,6 +405,7 @@ out:
 	kt_strlist_free(&a.configs);
 	free(only);
 	kt_buf_free(&flagstr);
+	kt_flags_free(&split);
 	free(cache_dir);
 	return rc;
 }

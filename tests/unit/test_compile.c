@@ -307,9 +307,32 @@ static void test_pack_failures(const char *nvcc, const char *dir)
 		kt_unit_free(&u[i]);
 }
 
+/* A failed compile is said in one line: its error line, never an empty message. */
+static void test_first_error(void)
+{
+	static const struct {
+		const char *log, *want;
+	} cases[] = {
+		{"nvcc fatal   : Option '--cubin' is not allowed when compiling for multiple GPU code instances\n",
+		 "nvcc fatal   : Option '--cubin' is not allowed when compiling for multiple GPU code instances"},
+		{"In file included from x.cu:3:\n/t/k.cu.tmpl(12): error: identifier \"VEC\" is undefined\n\n1 error detected\n",
+		 "/t/k.cu.tmpl(12): error: identifier \"VEC\" is undefined"},
+		{"\n  \nptxas info : used 32 registers\n", "ptxas info : used 32 registers"},
+		{"", "the compiler failed without a message"},
+		{" \n\t\n", "the compiler failed without a message"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		kt_buf b = {0};
+		kt_compile_first_error(cases[i].log, &b);
+		CHECK_STR(kt_buf_str(&b), cases[i].want);
+		kt_buf_free(&b);
+	}
+}
+
 int main(void)
 {
 	test_ptxas();
+	test_first_error();
 	const char *nvcc = KT_TEST_NVCC;
 	if (nvcc[0]) {
 		char dir[] = "/tmp/kt-test-compile-XXXXXX";

@@ -305,7 +305,7 @@ static int open_cache(run *rn, gen *g, kt_err *err)
 		kt_cache_close(g->cache, NULL);
 		g->cache = NULL;
 		if (o->require_hit)
-			return kt_fail(err, "--gpu '%s': no record in the user or project cache names this GPU, so its "
+			return kt_fail(err, "GPU '%s': no record in the user or project cache names this GPU, so its "
 				       "identity (and every key) is unknown; tune on that GPU and commit the records "
 				       "(kt cache promote)", g->gpu);
 		note(o, "kt: %s: no cached record names the GPU '%s': %s", g->who, g->gpu,
@@ -698,7 +698,7 @@ static const uint16_t *robust_fallback(gen *g, uint16_t *cfg)
 /* 1 when table g is emitted: the primary GPU's always (the one here, else --gpu's: its keys are
  * in the manifest, also for a farm or a CI to read), another GPU's when it knows more than the
  * template defaults; without a table, that GPU takes the nearest table of its compute capability. */
-static int has_choices(const gen *g)
+static int table_kept(const gen *g)
 {
 	if (g->primary)
 		return 1;
@@ -729,7 +729,7 @@ static int emit_kernel(run *rn, int j, kt_err *err)
 		gen *g = &rn->g[u];
 		if (g->kn != generic->kn)
 			continue;
-		if (!has_choices(g))
+		if (!table_kept(g))
 			continue; /* default_rest said why */
 		const uint16_t *fb = robust_fallback(g, robust[nt]);
 		chs[nt] = choices_of(g);

@@ -151,7 +151,7 @@ static int fx_write_one(const kt_tmpl *t, int which, const char *dir, char *key,
 	int rc = kt_tmpl_parse_shape(t, fx_shapes[which], shape, err);
 	kt_target target = {.id = gpu};
 	kt_toolchain tc = {NULL, "Cuda compilation tools, release 13.0, V13.0.88", "90", "-O3"};
-	kt_problem p = {t, shape, &target, &tc};
+	kt_problem p = {.tmpl = t, .shape = shape, .target = &target, .tc = &tc};
 	if (rc == 0)
 		rc = kt_key_make(&p, &k, err);
 	if (which == FX_MAIN)

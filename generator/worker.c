@@ -199,8 +199,9 @@ static int cold(const wk_prob *p) { return p->m.v[KT_MEASURE_L2] == KT_L2_COLD; 
  * pristine inout inputs) and chooses how many sets the timed launches use.
  *
  * Cold L2 (the default): a timed launch must meet its arguments in DRAM, as a first touch.  The
- * timed launches rotate through the sets 1..T (set 0 is the check's), T = 1 + ceil(L2_FACTOR * L2 /
- * set), so that between two uses of one set the others move L2_FACTOR times the L2's size.  A
+ * timed launches rotate through the sets 1..T (set 0 is the check's, which a check leaves in the
+ * L2), T = ceil(L2_FACTOR * L2 / set), so that between two touches of any line of a set the
+ * launches move L2_FACTOR times the L2's size (the set itself and the others of a turn).  A
  * rotation rather than a flush of the L2 before each launch, because it keeps the measured time the
  * kernel's own.  A flush by writing (a memset) leaves the L2 full of dirty lines, which the timed
  * launch writes back to DRAM: up to an L2 of traffic that is not the kernel's.  A flush by reading
@@ -208,10 +209,11 @@ static int cold(const wk_prob *p) { return p->m.v[KT_MEASURE_L2] == KT_L2_COLD; 
  * outputs fit in the L2 would be timed under its DRAM floor.  In a rotation each launch writes back
  * the dirty lines of the launches before it, in the steady state as many as it makes itself: calls
  * back to back on data that is not in the L2, as the layers of a model make them.  Where MAX_SETS or
- * the memory share cannot hold such a rotation (sets of some kB, or of a tenth of the memory), or a
- * graph's replays cannot be one (graph_size), the L2 is flushed with a memset before each timed
- * sample, as the old worker did: a launch then writes back at most as many foreign lines as it
- * touches, noise for those kernels (latency-bound, or far larger than the L2).
+ * the memory share cannot hold such a rotation (sets of some kB), or a graph's replays cannot be
+ * one (graph_size), the L2 is flushed with a memset before each timed sample, as the old worker
+ * did: a launch then writes back at most as many foreign lines as it touches, noise for those
+ * kernels (latency-bound).  A set too large for two in the memory share is timed in set 0 alone:
+ * it spans the L2 by itself, so no flush is needed.
  *
  * Warm L2: one set, set 0, which the launch before (or the reset of its inout arguments) left in
  * the L2: the kernel's inputs as the kernel that made them left them. */
@@ -244,12 +246,12 @@ static int plan_sets(wk *w, wk_prob *p, size_t *extra, kt_err *err)
 	if (!cold(p) || !p->stride)
 		return 0;
 	double set = (double)p->stride, span = L2_FACTOR * (double)w->info.id.l2_bytes;
-	double want = 2 + ceil(span / set), room = ((double)w->info.lim.mem_bytes / MEMORY_SHARE - (double)*extra) / set;
+	double want = 1 + ceil(span / set), room = ((double)w->info.lim.mem_bytes / MEMORY_SHARE - (double)*extra) / set;
 	double k = want < MAX_SETS ? want : MAX_SETS;
 	k = k < room ? k : room;
 	p->nsets = k < 1 ? 1 : (int)k;
 	int timed = p->nsets > 1 ? p->nsets - 1 : 1;
-	p->flush = (double)(timed - 1) * set < span;
+	p->flush = (double)timed * set < span;
 	return 0;
 }
 

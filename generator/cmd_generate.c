@@ -65,9 +65,9 @@ typedef struct run_args {
 	{"cache-dir", KT_OPT_STR, &(ka)->k.cache_dir, "DIR", "the user cache (else $KT_CACHE_DIR, ~/.cache/kt)"},      \
 	{"project-cache", KT_OPT_STR, &(ka)->k.project_cache, "DIR", "the project's committed cache directory"},     \
 	{"l2", KT_OPT_STR, &(ka)->k.measure[KT_MEASURE_L2], "cold|warm",                                            \
-	 "time a miss with its inputs in DRAM (cold, the default) or in the L2 (warm); default: the template's"},      \
+	 "time a miss with its inputs in DRAM (cold) or in the L2 (warm); default: the template's, else cold"},       \
 	{"launch", KT_OPT_STR, &(ka)->k.measure[KT_MEASURE_LAUNCH], "stream|graph",                                 \
-	 "time a miss's stream launches (the default) or CUDA-graph replays; default: the template's"}
+	 "time a miss's stream launches or CUDA-graph replays; default: the template's, else stream"}
 
 #define CONFIG_OPT(ka)                                                                                             \
 	{"config", KT_OPT_LIST, &(ka)->configs, "I:P=V,...",                                                          \

@@ -236,7 +236,7 @@ static void configure_sim(const struct opts *o, const kt_tmpl *t, kt_recorded *r
 	kt_target target;
 	kt_target_from_id(kt_recorded_gpu(r), &target);
 	kt_toolchain tc = {NULL, "", arch, ""};
-	kt_problem p = {t, kt_recorded_shape(r), &target, &tc};
+	kt_problem p = {.tmpl = t, .shape = kt_recorded_shape(r), .target = &target, .tc = &tc};
 	uint16_t *cfgs;
 	size_t ncfgs, *seeds = kt_xcalloc(KT_TRANSFER_SEEDS + 1, sizeof *seeds), nseeds = 0;
 	kt_buf why = {0};

@@ -39,7 +39,9 @@ Either way the calling project must enable CUDA (``project(... LANGUAGES CXX CUD
       [FLAGS <flag>...]
       [OUTPUT_DIR <dir>]
       [CACHE_DIR <dir>]
-      [PROJECT_CACHE <dir>])
+      [PROJECT_CACHE <dir>]
+      [L2 cold|warm]
+      [LAUNCH stream|graph])
 
   Generates the tuned kernel ``<name>`` from ``<file>`` and adds it to ``<target>``, an
   executable or a library created before the call (at the end of the configure, with the other
@@ -107,6 +109,18 @@ Either way the calling project must enable CUDA (``project(... LANGUAGES CXX CUD
   ``PROJECT_CACHE <dir>``
     The tuning cache committed with the project (read first after the user's cache; CI reuses
     it).  Default: ``${PROJECT_SOURCE_DIR}/cache`` when that directory exists.
+
+  ``L2 cold|warm``
+    The state of the L2 cache in which a miss's variants are timed: ``cold``, each launch meets
+    its inputs in DRAM (the kernel's inputs come from far away in real use), or ``warm``, they are
+    in the L2 (the kernel runs just after the one that makes its inputs).  Default: the template's
+    ``@kt l2``, else ``cold``.  ``warm`` is part of the cache key; ``cold`` is not.
+
+  ``LAUNCH stream|graph``
+    How a miss's variants are launched while timed: ``stream``, one launch at a time, or ``graph``,
+    replays of a CUDA graph of launches (decode steps of an LLM run so: there is no launch
+    overhead to rank the variants by).  Default: the template's ``@kt launch``, else ``stream``.
+    ``graph`` is part of the cache key; ``stream`` is not.
 
 Options
 ^^^^^^^
@@ -373,6 +387,12 @@ macro(_kt_check_args)
       message(FATAL_ERROR "kt_add_tuned_kernel(${target}): GPUS '${_kt_g}' is not a GPU model name (e.g. \"NVIDIA H200\")")
     endif()
   endforeach()
+  if(DEFINED arg_L2 AND NOT arg_L2 MATCHES "^(cold|warm)$")
+    message(FATAL_ERROR "kt_add_tuned_kernel(${target}): L2 '${arg_L2}' is not an L2 state (expected cold or warm)")
+  endif()
+  if(DEFINED arg_LAUNCH AND NOT arg_LAUNCH MATCHES "^(stream|graph)$")
+    message(FATAL_ERROR "kt_add_tuned_kernel(${target}): LAUNCH '${arg_LAUNCH}' is not a launch mode (expected stream or graph)")
+  endif()
   if(NOT EXISTS "${arg_TEMPLATE}" OR IS_DIRECTORY "${arg_TEMPLATE}")
     message(FATAL_ERROR "kt_add_tuned_kernel(${target}): TEMPLATE '${arg_TEMPLATE}' does not exist")
   endif()
@@ -425,7 +445,7 @@ endfunction()
 
 function(kt_add_tuned_kernel target)
   cmake_parse_arguments(PARSE_ARGV 1 arg ""
-    "NAME;TEMPLATE;OUTPUT_DIR;CACHE_DIR;PROJECT_CACHE" "SHAPES;TYPES;FLAGS;GPUS;ARCH")
+    "NAME;TEMPLATE;OUTPUT_DIR;CACHE_DIR;PROJECT_CACHE;L2;LAUNCH" "SHAPES;TYPES;FLAGS;GPUS;ARCH")
   if(DEFINED arg_TEMPLATE)
     get_filename_component(arg_TEMPLATE "${arg_TEMPLATE}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
   endif()
@@ -460,6 +480,12 @@ function(kt_add_tuned_kernel target)
   foreach(type IN LISTS arg_TYPES)
     list(APPEND args --type "${type}")
   endforeach()
+  if(DEFINED arg_L2)
+    list(APPEND args --l2 "${arg_L2}")
+  endif()
+  if(DEFINED arg_LAUNCH)
+    list(APPEND args --launch "${arg_LAUNCH}")
+  endif()
   set(cache_dir "${arg_CACHE_DIR}")
   if(NOT cache_dir)
     _kt_option(cache_dir KT_CACHE_DIR)

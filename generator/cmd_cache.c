@@ -307,6 +307,7 @@ static int explain_gpu(kt_cache *cache, const char *name, kt_gpu_id *out, kt_err
 struct explain {
 	common c;
 	const char *template_path, *shape, *gpu, *arch, *flags, *nvcc;
+	const char *measure[KT_NMEASURE]; /* --l2, --launch */
 	kt_strlist types;
 };
 
@@ -334,9 +335,19 @@ static int explain_run(struct explain *x, kt_err *err)
 	kt_gpu_id gpu;
 	kt_target target;
 	kt_toolchain tc;
-	kt_problem p = {t, shape, &target, &tc};
+	kt_problem p = {.tmpl = t, .shape = shape, .target = &target, .tc = &tc};
 	kt_key key = {0};
 	int rc = -1;
+	kt_measure given;
+	kt_measure_unset(&given);
+	for (int s = 0; s < KT_NMEASURE; s++) {
+		kt_err e = {0};
+		if (x->measure[s] && kt_measure_set(&given, (kt_measure_setting)s, x->measure[s], &e)) {
+			kt_tmpl_free(t);
+			return kt_fail(err, "--%s: %s", kt_measure_infos[s].name, e.msg);
+		}
+	}
+	kt_measure_resolve(&given, &t->measure, &p.measure);
 	kt_cache *cache = open_common(&x->c, NULL, err);
 	if (cache && kt_tmpl_parse_shape(t, x->shape, shape, err) == 0 && explain_gpu(cache, x->gpu, &gpu, err) == 0 &&
 	    kt_key_compiler(x->nvcc, kt_cache_dir(cache, KT_TIER_USER), 0, &compiler, err) == 0) {
@@ -377,11 +388,13 @@ static int cmd_explain(int argc, char **argv)
 		{"arch", KT_OPT_STR, &x.arch, "CC", "compute capability, as passed to kt generate --arch"},
 		{"flags", KT_OPT_STR, &x.flags, "\"...\"", "code-generation flags, as passed to kt generate --flags"},
 		{"nvcc", KT_OPT_STR, &x.nvcc, "PATH", "the CUDA compiler (default: nvcc in PATH)"},
+		{"l2", KT_OPT_STR, &x.measure[KT_MEASURE_L2], "cold|warm", "the L2 state, as passed to kt generate --l2"},
+		{"launch", KT_OPT_STR, &x.measure[KT_MEASURE_LAUNCH], "stream|graph", "the launch mode, as passed to kt generate --launch"},
 		{0},
 	};
 	const char *pos[1];
 	int npos, rc = parse(opts, argc, argv, pos, 0, &npos,
-			     "kt cache explain --template FILE --shape SPEC [--gpu NAME] [--arch CC] [--flags F]",
+			     "kt cache explain --template FILE --shape SPEC [--gpu NAME] [--arch CC] [--flags F] [--l2 S] [--launch M]",
 			     "Prints the key fields of a template at a shape (name=value, one per line), the key\n"
 			     "they hash to, and what a lookup finds, so that a miss can be explained by comparing\n"
 			     "with the fields stored in a record (kt cache show KEY).");

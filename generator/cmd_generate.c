@@ -19,8 +19,9 @@ static const char about[] =
 	"kernel template, with one configuration per shape: from a cache, from tuning on this GPU,\n"
 	"or the template's defaults.  With --batch, for every kernel of FILE (blocks of the kernel\n"
 	"options below, one argument per line, blocks separated by a line \"--\"), and the misses of\n"
-	"all of them are tuned together, in one pipeline; --arch, --nvcc, --flags, --cache-dir and\n"
-	"--project-cache on the command line are then the defaults of the blocks that do not set them.\n"
+	"all of them are tuned together, in one pipeline; --arch, --nvcc, --flags, --cache-dir,\n"
+	"--project-cache, --l2 and --launch on the command line are then the defaults of the blocks that\n"
+	"do not set them.\n"
 	"Each kernel gets a table per GPU model (--gpus, else $KT_GPUS, else the GPU here, else --gpu):\n"
 	"the GPU here tunes its misses, the others take what the caches hold; the launcher picks the\n"
 	"table of the GPU it runs on.\n"
@@ -62,7 +63,11 @@ typedef struct run_args {
 	{"nvcc", KT_OPT_STR, &(ka)->k.nvcc, "PATH", "the CUDA compiler (default: nvcc in PATH)"},                     \
 	{"flags", KT_OPT_STR, &(ka)->k.flags, "\"...\"", "the build's nvcc flags; architecture flags are left out (docs/cache.md)"}, \
 	{"cache-dir", KT_OPT_STR, &(ka)->k.cache_dir, "DIR", "the user cache (else $KT_CACHE_DIR, ~/.cache/kt)"},      \
-	{"project-cache", KT_OPT_STR, &(ka)->k.project_cache, "DIR", "the project's committed cache directory"}
+	{"project-cache", KT_OPT_STR, &(ka)->k.project_cache, "DIR", "the project's committed cache directory"},     \
+	{"l2", KT_OPT_STR, &(ka)->k.measure[KT_MEASURE_L2], "cold|warm",                                            \
+	 "time a miss with its inputs in DRAM (cold) or in the L2 (warm); default: the template's, else cold"},       \
+	{"launch", KT_OPT_STR, &(ka)->k.measure[KT_MEASURE_LAUNCH], "stream|graph",                                 \
+	 "time a miss's stream launches or CUDA-graph replays; default: the template's, else stream"}
 
 #define CONFIG_OPT(ka)                                                                                             \
 	{"config", KT_OPT_LIST, &(ka)->configs, "I:P=V,...",                                                          \
@@ -94,9 +99,11 @@ static void kernel_free(kernel_args *ka)
 /* A batch block's unset options from the command line's. */
 static void batch_defaults(kt_generate_kernel *k, const kt_generate_kernel *cmdline)
 {
-	const char **mine[] = {&k->arch, &k->gpus, &k->nvcc, &k->flags, &k->cache_dir, &k->project_cache};
+	const char **mine[] = {&k->arch, &k->gpus, &k->nvcc, &k->flags, &k->cache_dir, &k->project_cache,
+			       &k->measure[KT_MEASURE_L2], &k->measure[KT_MEASURE_LAUNCH]};
 	const char *const given[] = {cmdline->arch, cmdline->gpus, cmdline->nvcc, cmdline->flags, cmdline->cache_dir,
-				     cmdline->project_cache};
+				     cmdline->project_cache, cmdline->measure[KT_MEASURE_L2],
+				     cmdline->measure[KT_MEASURE_LAUNCH]};
 	for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++)
 		if (!*mine[i])
 			*mine[i] = given[i];

@@ -213,7 +213,7 @@ static int verify_check(void *ctx, const kt_tmpl *t, const int64_t *shape, int s
 		.patience = -1, .tmpdir = kt_env_tmpdir(), /* every sample is checked: no early stop */
 	};
 	kt_toolchain tc = {c->nvcc, "", "", ""};
-	kt_problem p = {tw, shape, NULL, &tc};
+	kt_problem p = {.tmpl = tw, .shape = shape, .tc = &tc};
 	kt_tune_result r = {0};
 	if (kt_tune(&p, &o, &r, err)) {
 		kt_tmpl_free(tw);

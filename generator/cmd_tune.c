@@ -11,13 +11,15 @@
 #include "cmd_env.h"
 #include "flags.h"
 #include "gpu.h"
+#include "measure.h"
 #include "opt.h"
 #include "recorded.h"
 #include "t4.h"
 #include "tune.h"
 
 static const char usage[] =
-	"kt tune TEMPLATE --shape SPEC [--shape SPEC]... [--strategy S] [--budget N] [--seconds S] [--seed N] [--gpu N]";
+	"kt tune TEMPLATE --shape SPEC [--shape SPEC]... [--strategy S] [--budget N] [--seconds S] [--seed N] [--gpu N]\n"
+	"       [--l2 cold|warm] [--launch stream|graph]";
 static const char about[] =
 	"Compiles, checks and times configurations of TEMPLATE on this machine's GPU and prints the\n"
 	"fastest correct ones per shape, against the roofline floor, the reference and the default.";
@@ -29,6 +31,7 @@ typedef struct tune_args {
 	const char *strategy, *record, *t4, *cache_dir, *workdir, *backend, *nvcc, *flagstr;
 	long long budget, seed, gpu, jobs, top, pack, batch, patience;
 	const char *seconds, *timeout, *arch;
+	const char *measure[KT_NMEASURE]; /* --l2, --launch */
 	int quiet, list_gpus, no_race;
 } tune_args;
 
@@ -57,7 +60,8 @@ static int by_time(const void *a, const void *b)
 	return (x->median_us > y->median_us) - (x->median_us < y->median_us);
 }
 
-static void print_result(const kt_tmpl *t, const char *shape, const kt_tune_result *r, long long top)
+static void print_result(const kt_tmpl *t, const char *shape, const kt_measure *m, const kt_tune_result *r,
+			 long long top)
 {
 	size_t counts[KT_NSTATUS] = {0}, *ok = kt_xcalloc(r->nevals + 1, sizeof *ok), nok = 0;
 	char p[32];
@@ -79,6 +83,10 @@ static void print_result(const kt_tmpl *t, const char *shape, const kt_tune_resu
 	printf("; %s\n", failed);
 	if (r->stop[0])
 		printf("  stopped: %s\n", r->stop);
+	kt_buf how = {0};
+	kt_measure_describe(m, &how);
+	printf("  timed: %s\n", kt_buf_str(&how));
+	kt_buf_free(&how);
 	if (r->floor_us > 0) {
 		printf("  floor: %.2f us (copy %.0f GB/s", r->floor_us, r->bw_gbs);
 		if (r->flops_rate > 0)
@@ -102,6 +110,9 @@ static void print_result(const kt_tmpl *t, const char *shape, const kt_tune_resu
 		printf("  chosen: %s, %.2f us (%s of floor)\n", kt_buf_str(&cfg), best, pct(r->floor_us, best, p, sizeof p));
 		kt_buf_free(&cfg);
 	}
+	if (best > 0 && best < r->floor_us && m->v[KT_MEASURE_L2] == KT_L2_COLD) /* the worker's rotation should prevent it */
+		printf("  note: under the DRAM floor with a cold L2: part of the data came from the L2, or the copy bandwidth "
+		       "of the floor is low\n");
 	if (r->reference_us > 0)
 		printf("  reference: %.2f us (%s of floor)%s", r->reference_us, pct(r->floor_us, r->reference_us, p, sizeof p),
 		       best > 0 ? "" : "\n");
@@ -185,8 +196,8 @@ static int write_t4(const kt_tmpl *t, const tune_args *a, int i, const int64_t *
 
 /* Tunes every shape of t in one batch (one pipeline), prints each one's table, and the most
  * robust configuration across them. */
-static int tune_all(const kt_tmpl *t, const tune_args *a, const kt_toolchain *tc, const uint16_t *only, size_t nonly,
-		    kt_tune_opts *o, kt_err *err)
+static int tune_all(const kt_tmpl *t, const tune_args *a, const kt_toolchain *tc, const kt_measure *m,
+		    const uint16_t *only, size_t nonly, kt_tune_opts *o, kt_err *err)
 {
 	int n = a->shapes.n, rc = 0;
 	kt_tune_task *tasks = kt_xcalloc((size_t)n + 1, sizeof *tasks);
@@ -203,8 +214,8 @@ static int tune_all(const kt_tmpl *t, const tune_args *a, const kt_toolchain *tc
 		kt_buf_printf(&labels[i], "%s ", t->kernel);
 		kt_tmpl_format_shape(t, shapes[i], &labels[i]);
 		kt_progress_init(&pr[i], a->quiet ? NULL : stderr, kt_buf_str(&labels[i]));
-		tasks[i] = (kt_tune_task){.p = {t, shapes[i], NULL, tc}, .label = kt_buf_str(&labels[i]), .progress = &pr[i],
-					  .only = only, .nonly = nonly};
+		tasks[i] = (kt_tune_task){.p = {.tmpl = t, .shape = shapes[i], .tc = tc, .measure = *m},
+					  .label = kt_buf_str(&labels[i]), .progress = &pr[i], .only = only, .nonly = nonly};
 	}
 	kt_progress batch;
 	kt_tune_stats st = {0};
@@ -223,7 +234,7 @@ static int tune_all(const kt_tmpl *t, const tune_args *a, const kt_toolchain *tc
 			*err = tasks[i].err;
 			rc = -1;
 		} else {
-			print_result(t, kt_buf_str(&shape), &tasks[i].out, a->top);
+			print_result(t, kt_buf_str(&shape), m, &tasks[i].out, a->top);
 			rp[i] = &tasks[i].out;
 		}
 		if (rc == 0 && a->record)
@@ -295,6 +306,10 @@ int kt_cmd_tune(int argc, char **argv)
 		{"timeout", KT_OPT_STR, &a.timeout, "S", "watchdog per variant in seconds (default 10)"},
 		{"patience", KT_OPT_INT, &a.patience, "N", "stop a shape after N evaluations without a gain beyond the noise (default 16, or 3 per parameter; < 0: never)"},
 		{"no-race", KT_OPT_FLAG, &a.no_race, NULL, "time every configuration to full precision (no racing)"},
+		{"l2", KT_OPT_STR, &a.measure[KT_MEASURE_L2], "cold|warm",
+		 "time with the inputs in DRAM (cold) or in the L2 (warm); default: the template's `@kt l2`, else cold"},
+		{"launch", KT_OPT_STR, &a.measure[KT_MEASURE_LAUNCH], "stream|graph",
+		 "time stream launches or CUDA-graph replays; default: the template's `@kt launch`, else stream"},
 		{"config", KT_OPT_LIST, &a.configs, "P=V,...", "evaluate only this configuration, every parameter given (repeatable)"},
 		{"top", KT_OPT_INT, &a.top, "N", "configurations shown per shape (default 10)"},
 		{"record", KT_OPT_STR, &a.record, "FILE", "save every evaluated configuration (a recorded space)"},
@@ -335,6 +350,13 @@ int kt_cmd_tune(int argc, char **argv)
 	if (rc == 0 && (a.batch < 0 || a.batch > KT_TUNE_MAX_BATCH))
 		rc = kt_fail(&err, "--batch %lld: a compile batch holds 1 to %d configurations (0: from --jobs)", a.batch,
 			     KT_TUNE_MAX_BATCH);
+	kt_measure given, m;
+	kt_measure_unset(&given);
+	for (int i = 0; rc == 0 && i < KT_NMEASURE; i++) {
+		kt_err me = {0};
+		if (a.measure[i] && kt_measure_set(&given, (kt_measure_setting)i, a.measure[i], &me))
+			rc = kt_fail(&err, "--%s: %s", kt_measure_infos[i].name, me.msg);
+	}
 	if (rc == 0)
 		rc = parse_seconds(a.seconds, "--seconds", &o.seconds, &err);
 	if (rc == 0)
@@ -353,6 +375,8 @@ int kt_cmd_tune(int argc, char **argv)
 		t = kt_tmpl_parse(pos[0], &to, &diags, &err);
 		rc = t ? 0 : -1;
 	}
+	if (rc == 0)
+		kt_measure_resolve(&given, &t->measure, &m);
 	if (rc == 0) {
 		only = kt_xcalloc((size_t)a.configs.n * (size_t)t->nparams + 1, sizeof *only);
 		for (int i = 0; i < a.configs.n && rc == 0; i++) {
@@ -390,7 +414,7 @@ int kt_cmd_tune(int argc, char **argv)
 		o.ceilings = &ceil;
 		o.patience = a.patience == 0 ? 0 : a.patience < 0 ? -1 : (int)a.patience;
 		o.race = a.no_race ? -1 : 0;
-		rc = tune_all(t, &a, &tc, only, (size_t)a.configs.n, &o, &err);
+		rc = tune_all(t, &a, &tc, &m, only, (size_t)a.configs.n, &o, &err);
 		if (rc == 0 && cache && have_gpu)
 			kt_cache_ceilings_store(cache, &gi.id, &ceil);
 		kt_cache_close(cache, NULL);

@@ -169,6 +169,8 @@ static cJSON *miss_json(const kt_farm_miss *m)
 		add_str(o, "nvcc", m->nvcc);
 	add_str(o, "flags", m->flags);
 	add_path(o, "project_cache", m->project_cache);
+	for (int s = 0; s < KT_NMEASURE; s++)
+		add_str(o, kt_measure_infos[s].name, m->measure[s]);
 	add_str(o, "shape", m->shape ? m->shape : "");
 	add_str(o, "key", m->key);
 	return o;
@@ -268,6 +270,8 @@ static int read_miss(const char *path, const cJSON *a, int i, kt_farm_miss *m, c
 	m->nvcc = kt_json_str(o, "nvcc");
 	m->flags = kt_json_str(o, "flags");
 	m->project_cache = kt_json_str(o, "project_cache");
+	for (int s = 0; s < KT_NMEASURE; s++)
+		m->measure[s] = kt_json_str(o, kt_measure_infos[s].name);
 	m->key = kt_json_str(o, "key");
 	return 0;
 }

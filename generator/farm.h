@@ -11,8 +11,8 @@
  * the same list and a list never changes under a job that reads it.  It holds what its tasks
  * share (the target GPU's name, the remote cache, the tuning budget, the KT_FARM it was made
  * with) and per miss what kt generate needs to tune it: the template, the kernel's name, types,
- * arch, compiler, flags and project cache, the shape, and the key when the target GPU's identity
- * was known.  Miss i belongs to task i % tasks.  Beside it: its job script (<stem>.sh) and the
+ * arch, compiler, flags, project cache and measurement settings, the shape, and the key when the
+ * target GPU's identity was known.  Miss i belongs to task i % tasks.  Beside it: its job script (<stem>.sh) and the
  * tasks' logs (<stem>-<job>_<task>.log); in jobs/, per miss, the job and task that farm it, so
  * that a configure farms only the misses that are not in flight already.
  *
@@ -63,6 +63,7 @@ typedef struct kt_farm_miss {
 	const char *project_cache;  /* the project's cache directory, or NULL */
 	const char *shape;          /* "rows=4096,hidden=4096"; "" for a template without shape symbols */
 	const char *key;            /* its key, or NULL when the target GPU's identity was unknown */
+	const char *measure[KT_NMEASURE]; /* --l2, --launch as kt generate takes them; NULL: not given */
 } kt_farm_miss;
 
 typedef struct kt_farm_list {

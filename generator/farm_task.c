@@ -34,10 +34,12 @@ static kt_generate_kernel kernel_of(const share *s, size_t j)
 	const kt_farm_miss *m = s->m[j];
 	struct stat st;
 	const char *pc = m->project_cache && stat(m->project_cache, &st) == 0 && S_ISDIR(st.st_mode) ? m->project_cache : NULL;
-	return (kt_generate_kernel){.template_path = m->template_path, .name = m->name, .outdir = s->outdir[j],
-				    .shapes = m->shape[0] ? &m->shape : NULL, .nshapes = m->shape[0] ? 1 : 0,
-				    .types = m->types, .ntypes = m->ntypes, .arch = m->arch, .nvcc = m->nvcc,
-				    .flags = m->flags, .cache_dir = s->cache, .project_cache = pc};
+	kt_generate_kernel k = {.template_path = m->template_path, .name = m->name, .outdir = s->outdir[j],
+				.shapes = m->shape[0] ? &m->shape : NULL, .nshapes = m->shape[0] ? 1 : 0,
+				.types = m->types, .ntypes = m->ntypes, .arch = m->arch, .nvcc = m->nvcc,
+				.flags = m->flags, .cache_dir = s->cache, .project_cache = pc};
+	memcpy(k.measure, m->measure, sizeof k.measure);
+	return k;
 }
 
 /* The origin and key kt_generate gave miss j (its manifest); 0, or -1 when there is none. */

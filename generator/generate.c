@@ -61,6 +61,7 @@ typedef struct gen {
 	kt_cache *cache;      /* open when a GPU identity is known (keys can be made); else NULL */
 	kt_target target;     /* the target GPU: the one here, else the one --gpu names (its identity from a record) */
 	kt_toolchain tc;      /* the compiler (its identity a key field), the arch and flags as given */
+	kt_measure measure;   /* how its misses are timed: --l2 and --launch, else the template's (measure.h) */
 	kt_buf compiler;      /* the compiler's identity */
 	kt_buf refactor;      /* the template's kt refactor provenance for its records (empty: none) */
 	int refactor_read;
@@ -86,7 +87,10 @@ typedef struct run {
 
 static int64_t *shape_at(const gen *g, int i) { return g->shapes + (size_t)i * (size_t)g->t->nshapes; }
 static uint16_t *cfg_at(uint16_t *base, const gen *g, int i) { return base + (size_t)i * (size_t)g->t->nparams; }
-static kt_problem problem_at(const gen *g, int i) { return (kt_problem){g->t, shape_at(g, i), &g->target, &g->tc}; }
+static kt_problem problem_at(const gen *g, int i)
+{
+	return (kt_problem){.tmpl = g->t, .shape = shape_at(g, i), .target = &g->target, .tc = &g->tc, .measure = g->measure};
+}
 
 static void note(const kt_generate_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -148,6 +152,12 @@ static int check_kernel(const kt_generate_kernel *k, const kt_generate_opts *o, 
 			list ? "; a list is separated by ';' or ','" : "");
 		kt_buf_free(&bad);
 		return -1;
+	}
+	for (int s = 0; s < KT_NMEASURE; s++) {
+		kt_measure m;
+		kt_err e = {0};
+		if (k->measure[s] && kt_measure_set(&m, (kt_measure_setting)s, k->measure[s], &e))
+			return kt_fail(err, "--%s: %s", kt_measure_infos[s].name, e.msg);
 	}
 	for (int i = 0; o->strategy && o->strategy[0] && strcmp(o->strategy, "auto"); i++) {
 		const char *name = kt_search_strategy_name(i);
@@ -238,6 +248,12 @@ static int read_kernel(gen *g, kt_buf *diags, kt_err *err)
 	g->t = kt_tmpl_parse(k->template_path, &to, diags, err);
 	if (!g->t)
 		return -1;
+	kt_measure given;
+	kt_measure_unset(&given);
+	for (int s = 0; s < KT_NMEASURE; s++)
+		if (k->measure[s]) /* checked (check_kernel) */
+			kt_measure_set(&given, (kt_measure_setting)s, k->measure[s], NULL);
+	kt_measure_resolve(&given, &g->t->measure, &g->measure);
 	if (parse_shapes(g, err) || parse_forced(g, err) || check_defaults(g, err))
 		return -1;
 	for (int i = 0; i < g->n; i++)
@@ -619,9 +635,11 @@ static void farm_misses(run *rn)
 			if (g->decided[i] || !g->farm)
 				continue;
 			kt_tmpl_format_shape(g->t, shape_at(g, i), &shapes[n]);
-			m[n] = (kt_farm_miss){k->name, k->template_path, k->types, k->ntypes, g->arch[0] ? g->arch : k->arch, k->nvcc,
-					      kt_buf_str(&g->kn->flags.keyed),
-					      k->project_cache, kt_buf_str(&shapes[n]), g->key[i]};
+			m[n] = (kt_farm_miss){.name = k->name, .template_path = k->template_path, .types = k->types,
+					      .ntypes = k->ntypes, .arch = g->arch[0] ? g->arch : k->arch, .nvcc = k->nvcc,
+					      .flags = kt_buf_str(&g->kn->flags.keyed), .project_cache = k->project_cache,
+					      .shape = kt_buf_str(&shapes[n]), .key = g->key[i]};
+			memcpy(m[n].measure, k->measure, sizeof m[n].measure); /* as given: the node resolves them again */
 			mg[n] = g;
 			mi[n++] = i;
 		}

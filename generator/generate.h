@@ -13,6 +13,7 @@
 
 #include "agent.h"
 #include "llm.h"
+#include "measure.h"
 #include "util.h"
 
 struct kt_farm_opts;
@@ -43,6 +44,7 @@ typedef struct kt_generate_kernel {
 	const char *flags;           /* the build's CUDA flags, one string (flags.h sorts them) */
 	const char *cache_dir;       /* the user's cache (the command resolves the default) */
 	const char *project_cache;   /* the project's committed cache directory */
+	const char *measure[KT_NMEASURE]; /* --l2, --launch: "warm", "graph"; NULL: the template's, else the default */
 } kt_generate_kernel;
 
 /* Everything else: the same for every kernel of the run. */

@@ -11,8 +11,8 @@
  * fault (an illegal address, a launch failure) the context is broken: the caller must close it
  * (the worker process exits) rather than go on.
  *
- * Ownership: kt_gpu_open returns a context the caller closes; modules, functions, events and
- * device pointers belong to that context and die with it.
+ * Ownership: kt_gpu_open returns a context the caller closes; modules, functions, events, graphs
+ * and device pointers belong to that context and die with it.
  */
 #ifndef KT_GPU_H
 #define KT_GPU_H
@@ -70,6 +70,16 @@ typedef struct kt_gpu_ops {
 	int (*record)(kt_gpu *g, void *ev, kt_err *err);
 	int (*elapsed_ms)(kt_gpu *g, void *start, void *end, float *ms, kt_err *err);
 	int (*sync)(kt_gpu *g, kt_err *err);
+	/* CUDA graphs.  Between capture_begin and capture_end, launch records its launches into a
+	 * graph instead of running them (nothing else may be called meanwhile); capture_end ends the
+	 * capture also after a failed launch, and gives the graph.  graph_launch replays an
+	 * instantiated graph on the stream that everything else uses, so events bracket it. */
+	int (*capture_begin)(kt_gpu *g, kt_err *err);
+	int (*capture_end)(kt_gpu *g, void **graph, kt_err *err);
+	int (*graph_instantiate)(kt_gpu *g, void *graph, void **exec, kt_err *err);
+	int (*graph_launch)(kt_gpu *g, void *exec, kt_err *err);
+	void (*graph_exec_free)(kt_gpu *g, void *exec);
+	void (*graph_free)(kt_gpu *g, void *graph);
 } kt_gpu_ops;
 
 struct kt_gpu {

@@ -19,7 +19,11 @@
  *   fake-time-us: T         a launch takes T microseconds of the fake clock (default 100)
  *   fake-best: P=V          each such line whose `#define P V` is missing adds 25% to the time
  *
- * Time is a fake clock that launches and copies advance, so events measure it exactly.
+ * Time is a fake clock that launches and copies advance, so events measure it exactly.  So that
+ * tests can tell how the worker timed, a variant's launch takes less when its input x was touched
+ * (by a launch, a copy, a memset) within the last L2 size of bytes touched (FAKE_WARM: the fake's
+ * L2), and less as a node of a replayed graph (FAKE_GRAPH: no launch overhead).  Graphs capture
+ * launches only: any other call while capturing fails, as the worker must not make one.
  * KT_FAKE_GPUS sets the number of devices (default 1); KT_FAKE_LOG a file that logs the launches.
  */
 #include "gpu_fake.h"
@@ -35,6 +39,10 @@ enum { FAKE_DEFAULT_TIME_US = 100 };
 static const double FAKE_COPY_GBS = 2000.0; /* bytes read + written per ns */
 static const double FAKE_GFLOPS = 50000.0;
 static const double FAKE_TENSOR_GFLOPS = 400000.0;
+static const double FAKE_WARM = 0.8;  /* a variant's time when its input is in the fake's L2 */
+static const double FAKE_GRAPH = 0.9; /* a variant's time as a graph's node */
+enum { FAKE_TOUCHES = 512 };          /* buffers whose last touch the fake's L2 remembers */
+enum { FAKE_NODES = 4096 };           /* launches in one graph, at most */
 
 typedef enum fake_mode { M_OK, M_WRONG, M_NOOP, M_FAULT, M_HANG } fake_mode;
 static const char *const mode_names[] = {"ok", "wrong", "noop", "fault", "hang"};
@@ -51,11 +59,36 @@ typedef struct fake_mod {
 	fake_fn *fns[64];
 } fake_mod;
 
+/* A launch, as a graph holds it.  The fake keeps the caller's params array rather than copies of
+ * the values (it does not know their sizes): the worker's argument sets outlive its graphs. */
+typedef struct fake_node {
+	struct fake_fn *f;
+	int64_t grid[3], block[3];
+	void **params;
+} fake_node;
+
+typedef struct fake_graph {
+	fake_node *nodes;
+	size_t n;
+} fake_graph;
+
+/* The fake's L2: when each buffer (by its address) was last touched, as the running total of
+ * bytes touched then. */
+typedef struct fake_touch {
+	uintptr_t addr;
+	double at;
+} fake_touch;
+
 typedef struct fake_gpu {
 	kt_gpu base;
 	double clock_us;
 	int broken; /* a fault happened: everything fails from now on */
 	int pending_hang, pending_fault;
+	int64_t l2_bytes;
+	fake_touch touched[FAKE_TOUCHES];
+	size_t ntouched;
+	double traffic;         /* bytes touched so far */
+	fake_graph *capturing;  /* the graph that launches go to, or NULL */
 } fake_gpu;
 
 static int fake_count(int *n, char *why, size_t whysz)
@@ -97,12 +130,66 @@ static kt_gpu *fake_open(int ordinal, kt_err *err)
 		kt_fail_internal(err, "fake GPU %d does not exist (KT_FAKE_GPUS=%d)", ordinal, n);
 		return NULL;
 	}
+	kt_gpu_info info;
+	if (fake_info(ordinal, &info, err))
+		return NULL;
 	fake_gpu *g = kt_xcalloc(1, sizeof *g);
 	g->base.ops = kt_gpu_fake();
+	g->l2_bytes = info.id.l2_bytes;
 	return &g->base;
 }
 
-static void fake_close(kt_gpu *g) { free(g); }
+static void fake_graph_free(kt_gpu *g, void *graph)
+{
+	fake_graph *gr = graph;
+	if (gr)
+		free(gr->nodes);
+	free(gr);
+}
+
+static void fake_close(kt_gpu *base)
+{
+	fake_gpu *g = (fake_gpu *)base;
+	if (g)
+		fake_graph_free(base, g->capturing);
+	free(g);
+}
+
+/* The fake's L2: n bytes at p touched now. */
+static void touch(fake_gpu *g, const void *p, size_t n)
+{
+	uintptr_t a = (uintptr_t)p;
+	size_t slot = 0;
+	g->traffic += (double)n;
+	for (size_t i = 0; i < g->ntouched; i++) {
+		if (g->touched[i].addr == a) {
+			g->touched[i].at = g->traffic;
+			return;
+		}
+		if (g->touched[i].at < g->touched[slot].at)
+			slot = i;
+	}
+	if (g->ntouched < FAKE_TOUCHES)
+		slot = g->ntouched++;
+	g->touched[slot] = (fake_touch){a, g->traffic};
+}
+
+/* True when the n bytes at p are in the fake's L2: touched, and less than an L2 since. */
+static int in_l2(const fake_gpu *g, const void *p, size_t n)
+{
+	for (size_t i = 0; i < g->ntouched; i++)
+		if (g->touched[i].addr == (uintptr_t)p)
+			return g->traffic - g->touched[i].at + (double)n <= (double)g->l2_bytes;
+	return 0;
+}
+
+/* Every call but a launch fails while a graph is captured. */
+static int capturing(fake_gpu *g, kt_err *err)
+{
+	if (!g->capturing)
+		return 0;
+	return kt_fail_internal(err, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED (not a launch, while capturing a graph)");
+}
 
 static int broken(fake_gpu *g, kt_err *err)
 {
@@ -111,9 +198,12 @@ static int broken(fake_gpu *g, kt_err *err)
 	return kt_fail_internal(err, "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)");
 }
 
+/* Broken, or capturing a graph: what every call but a launch checks. */
+static int unusable(fake_gpu *g, kt_err *err) { return broken(g, err) || capturing(g, err); }
+
 static int fake_load(kt_gpu *base, const void *image, size_t len, void **mod, kt_err *err)
 {
-	if (broken((fake_gpu *)base, err))
+	if (unusable((fake_gpu *)base, err))
 		return -1;
 	fake_mod *m = kt_xcalloc(1, sizeof *m);
 	m->text = kt_xmalloc(len + 1);
@@ -253,12 +343,12 @@ static int fake_set_dyn_smem(kt_gpu *g, void *fn, int64_t bytes, kt_err *err)
 {
 	if (bytes > 232448)
 		return kt_fail_internal(err, "CUDA_ERROR_INVALID_VALUE (dynamic shared memory %lld too large)", (long long)bytes);
-	return broken((fake_gpu *)g, err);
+	return unusable((fake_gpu *)g, err);
 }
 
 static int fake_alloc(kt_gpu *g, size_t n, kt_dptr *p, kt_err *err)
 {
-	if (broken((fake_gpu *)g, err))
+	if (unusable((fake_gpu *)g, err))
 		return -1;
 	*p = (kt_dptr)(uintptr_t)kt_xmalloc(n ? n : 1);
 	return 0;
@@ -272,7 +362,7 @@ static void advance_copy(fake_gpu *g, size_t n) { g->clock_us += 2.0 * (double)n
 
 static int fake_htod(kt_gpu *g, kt_dptr dst, const void *src, size_t n, kt_err *err)
 {
-	if (broken((fake_gpu *)g, err))
+	if (unusable((fake_gpu *)g, err))
 		return -1;
 	memcpy(host(dst), src, n);
 	return 0;
@@ -280,7 +370,7 @@ static int fake_htod(kt_gpu *g, kt_dptr dst, const void *src, size_t n, kt_err *
 
 static int fake_dtoh(kt_gpu *g, void *dst, kt_dptr src, size_t n, kt_err *err)
 {
-	if (broken((fake_gpu *)g, err))
+	if (unusable((fake_gpu *)g, err))
 		return -1;
 	memcpy(dst, host(src), n);
 	return 0;
@@ -288,19 +378,22 @@ static int fake_dtoh(kt_gpu *g, void *dst, kt_dptr src, size_t n, kt_err *err)
 
 static int fake_dtod(kt_gpu *g, kt_dptr dst, kt_dptr src, size_t n, kt_err *err)
 {
-	if (broken((fake_gpu *)g, err))
+	if (unusable((fake_gpu *)g, err))
 		return -1;
 	memmove(host(dst), host(src), n);
 	advance_copy((fake_gpu *)g, n);
+	touch((fake_gpu *)g, host(src), n);
+	touch((fake_gpu *)g, host(dst), n);
 	return 0;
 }
 
 static int fake_memset8(kt_gpu *g, kt_dptr dst, unsigned char v, size_t n, kt_err *err)
 {
-	if (broken((fake_gpu *)g, err))
+	if (unusable((fake_gpu *)g, err))
 		return -1;
 	memset(host(dst), v, n);
 	advance_copy((fake_gpu *)g, n / 2);
+	touch((fake_gpu *)g, host(dst), n);
 	return 0;
 }
 
@@ -370,11 +463,10 @@ static void log_launch(const fake_fn *f, void **params)
 	fclose(log);
 }
 
-static int fake_launch(kt_gpu *base, void *fn, const int64_t grid[3], const int64_t block[3], int64_t smem,
-		       void **params, kt_err *err)
+/* Runs a launch of f now: as a graph's node (in_graph) or from the stream. */
+static int run_launch(fake_gpu *g, fake_fn *f, const int64_t grid[3], const int64_t block[3], void **params,
+		      int in_graph, kt_err *err)
 {
-	fake_gpu *g = (fake_gpu *)base;
-	fake_fn *f = fn;
 	if (broken(g, err))
 		return -1;
 	if (block[0] * block[1] * block[2] > 1024)
@@ -402,9 +494,74 @@ static int fake_launch(kt_gpu *base, void *fn, const int64_t grid[3], const int6
 	case M_HANG: g->pending_hang = 1; return 0;
 	default: break;
 	}
+	/* "scale": out = params[0], x = params[1], n floats each */
+	void *out = host(*(kt_dptr *)params[0]), *x = host(*(kt_dptr *)params[1]);
+	size_t bytes = (size_t)(*(int *)params[2] > 0 ? *(int *)params[2] : 0) * sizeof(float);
+	double t = f->time_us * (in_l2(g, x, bytes) ? FAKE_WARM : 1.0) * (in_graph ? FAKE_GRAPH : 1.0);
 	run_scale(f, params);
-	g->clock_us += f->time_us;
+	touch(g, x, bytes);
+	touch(g, out, bytes);
+	g->clock_us += t;
 	log_launch(f, params);
+	return 0;
+}
+
+static int fake_launch(kt_gpu *base, void *fn, const int64_t grid[3], const int64_t block[3], int64_t smem,
+		       void **params, kt_err *err)
+{
+	fake_gpu *g = (fake_gpu *)base;
+	fake_graph *gr = g->capturing;
+	if (!gr)
+		return run_launch(g, fn, grid, block, params, 0, err);
+	if (gr->n == FAKE_NODES)
+		return kt_fail_internal(err, "fake: more than %d launches in one graph", FAKE_NODES);
+	gr->nodes = kt_xrealloc(gr->nodes, (gr->n + 1) * sizeof *gr->nodes);
+	fake_node *nd = &gr->nodes[gr->n++];
+	*nd = (fake_node){fn, {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, params};
+	return 0;
+}
+
+static int fake_capture_begin(kt_gpu *base, kt_err *err)
+{
+	fake_gpu *g = (fake_gpu *)base;
+	if (unusable(g, err))
+		return -1;
+	g->capturing = kt_xcalloc(1, sizeof *g->capturing);
+	return 0;
+}
+
+static int fake_capture_end(kt_gpu *base, void **graph, kt_err *err)
+{
+	fake_gpu *g = (fake_gpu *)base;
+	*graph = g->capturing;
+	g->capturing = NULL;
+	if (!*graph)
+		return kt_fail_internal(err, "CUDA_ERROR_ILLEGAL_STATE (no capture to end)");
+	return broken(g, err);
+}
+
+static int fake_graph_instantiate(kt_gpu *base, void *graph, void **exec, kt_err *err)
+{
+	const fake_graph *gr = graph;
+	if (unusable((fake_gpu *)base, err))
+		return -1;
+	fake_graph *x = kt_xcalloc(1, sizeof *x);
+	x->nodes = kt_xcalloc(gr->n + 1, sizeof *x->nodes);
+	memcpy(x->nodes, gr->nodes, gr->n * sizeof *x->nodes);
+	x->n = gr->n;
+	*exec = x;
+	return 0;
+}
+
+static int fake_graph_launch(kt_gpu *base, void *exec, kt_err *err)
+{
+	fake_gpu *g = (fake_gpu *)base;
+	const fake_graph *x = exec;
+	if (unusable(g, err))
+		return -1;
+	for (size_t i = 0; i < x->n; i++)
+		if (run_launch(g, x->nodes[i].f, x->nodes[i].grid, x->nodes[i].block, x->nodes[i].params, 1, err))
+			return -1;
 	return 0;
 }
 
@@ -418,7 +575,7 @@ static void fake_event_free(kt_gpu *g, void *ev) { free(ev); }
 
 static int fake_record(kt_gpu *g, void *ev, kt_err *err)
 {
-	if (broken((fake_gpu *)g, err))
+	if (unusable((fake_gpu *)g, err))
 		return -1;
 	*(double *)ev = ((fake_gpu *)g)->clock_us;
 	return 0;
@@ -426,7 +583,7 @@ static int fake_record(kt_gpu *g, void *ev, kt_err *err)
 
 static int fake_elapsed(kt_gpu *g, void *a, void *b, float *ms, kt_err *err)
 {
-	if (broken((fake_gpu *)g, err))
+	if (unusable((fake_gpu *)g, err))
 		return -1;
 	*ms = (float)((*(double *)b - *(double *)a) / 1e3);
 	return 0;
@@ -435,6 +592,8 @@ static int fake_elapsed(kt_gpu *g, void *a, void *b, float *ms, kt_err *err)
 static int fake_sync(kt_gpu *base, kt_err *err)
 {
 	fake_gpu *g = (fake_gpu *)base;
+	if (capturing(g, err))
+		return -1;
 	if (g->pending_hang)
 		for (;;) {
 			struct timespec ts = {1, 0};
@@ -468,6 +627,12 @@ static const kt_gpu_ops fake_ops = {
 	.record = fake_record,
 	.elapsed_ms = fake_elapsed,
 	.sync = fake_sync,
+	.capture_begin = fake_capture_begin,
+	.capture_end = fake_capture_end,
+	.graph_instantiate = fake_graph_instantiate,
+	.graph_launch = fake_graph_launch,
+	.graph_exec_free = fake_graph_free,
+	.graph_free = fake_graph_free,
 };
 
 const kt_gpu_ops *kt_gpu_fake(void) { return &fake_ops; }

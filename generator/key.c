@@ -184,6 +184,7 @@ int kt_key_fields(const kt_problem *p, kt_buf *out, kt_err *err)
 	field(out, "compiler", tc->compiler ? tc->compiler : "");
 	field(out, "arch", tc->arch ? tc->arch : "");
 	field(out, "flags", tc->flags ? tc->flags : "");
+	kt_measure_fields(&p->measure, '\n', out); /* none at the defaults: older keys stay (measure.h) */
 	return 0;
 }
 

@@ -5,7 +5,8 @@
  * change which configuration is best or what the tuned code is: the record-format version, the
  * template's bytes and its local headers' bytes (as hashes), the canonical space and constraints,
  * the chosen type symbols and options, the shape, the GPU identity, the compiler identity, the code-generation
- * flags and the architecture.  Paths are not fields, so a key is the same on every machine.
+ * flags and the architecture, and the measurement settings that differ from their defaults
+ * (measure.h: none at the defaults, so keys made before the settings existed stay).  Paths are not fields, so a key is the same on every machine.
  *
  * The field text is what a record stores and what `kt cache explain` prints; the key is its hash,
  * so a stored record can be checked against its own key (kt_key_of_fields).

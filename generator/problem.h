@@ -1,14 +1,16 @@
 /* problem.h - the tuning problem: one template at one shape, for one target GPU, built one way.
  *
  * It is what a cache key names (key.h), what a record describes (record.h), what the cache looks
- * up and stores (cache.h) and what the tuner solves (tune.h).  A value of borrowed pointers: the
- * caller keeps the template, the shape, the target and the toolchain alive while it is used.
+ * up and stores (cache.h) and what the tuner solves (tune.h).  A value of borrowed pointers and the
+ * measurement settings: the caller keeps the template, the shape, the target and the toolchain
+ * alive while it is used.
  */
 #ifndef KT_PROBLEM_H
 #define KT_PROBLEM_H
 
 #include <stdint.h>
 
+#include "measure.h"
 #include "target.h"
 #include "tmpl.h"
 #include "util.h"
@@ -26,6 +28,7 @@ typedef struct kt_problem {
 	const int64_t *shape;     /* tmpl->nshapes values */
 	const kt_target *target;
 	const kt_toolchain *tc;
+	kt_measure measure;       /* how its variants are timed (measure.h); zero: the defaults */
 } kt_problem;
 
 /* "rmsnorm rows=4096,hidden=4096", appended to out (progress lines and messages). */

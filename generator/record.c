@@ -78,6 +78,14 @@ static cJSON *fields_json(const kt_buf *text)
 	return o;
 }
 
+/* How the times were taken: every setting, also at its default (measure.h). */
+static void add_measure(cJSON *doc, const kt_measure *m)
+{
+	cJSON *o = cJSON_AddObjectToObject(doc, "measure");
+	for (int s = 0; s < KT_NMEASURE; s++)
+		cJSON_AddStringToObject(o, kt_measure_infos[s].name, kt_measure_infos[s].values[m->v[s]]);
+}
+
 static void add_roofline(cJSON *doc, const kt_tmpl *t, const int64_t *shape, const kt_tune_result *r,
 			 const kt_eval *best)
 {
@@ -192,6 +200,7 @@ char *kt_record_json(const kt_key *k, const kt_problem *p, const kt_tune_result 
 		cJSON_AddNumberToObject(doc, "default_us", r->default_us);
 	if (r->reference_us > 0)
 		cJSON_AddNumberToObject(doc, "reference_us", r->reference_us);
+	add_measure(doc, &p->measure);
 	add_roofline(doc, t, shape, r, best);
 	add_search(doc, r);
 	cJSON_AddItemToObject(doc, "evaluated", kt_record_evaluated_json(t, r));
@@ -515,6 +524,16 @@ void kt_record_result(const kt_record *r, const kt_tmpl *t, kt_tune_result *out)
 		out->nevals++;
 	}
 	free(chosen);
+}
+
+void kt_record_measure(const kt_record *r, kt_measure *out)
+{
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(r->doc, "measure");
+	kt_measure_unset(out);
+	for (int s = 0; s < KT_NMEASURE; s++) {
+		const char *v = kt_json_str(o, kt_measure_infos[s].name);
+		out->v[s] = v ? kt_measure_value((kt_measure_setting)s, v, strlen(v)) : KT_MEASURE_UNSET;
+	}
 }
 
 void kt_record_config_text(const kt_record *r, kt_buf *out)

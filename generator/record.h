@@ -1,9 +1,9 @@
 /* record.h - one cache record: the JSON document stored under a key.
  *
  * A record holds the key's fields in full, the chosen configuration (parameter name -> value),
- * its time and spread, the roofline figures, every evaluated configuration with its status and
- * time, the search that was run, the tool, driver and runtime versions and the date.  It holds
- * values, never code.  The layout is documented in docs/cache.md.
+ * its time and spread, how the times were taken (measure.h), the roofline figures, every
+ * evaluated configuration with its status and time, the search that was run, the tool, driver and
+ * runtime versions and the date.  It holds values, never code.  The layout is documented in docs/cache.md.
  *
  * Reading is two steps: kt_record_read checks the document on its own (format version, the key
  * is the hash of the stored fields, a configuration is present), which is all `kt cache verify`
@@ -74,6 +74,10 @@ int kt_record_config_read(const struct cJSON *conf, const kt_tmpl *t, uint16_t *
 /* r's evaluations as a record's "evaluated" array, in r's order (a new cJSON array; the caller
  * deletes it). */
 struct cJSON *kt_record_evaluated_json(const kt_tmpl *t, const kt_tune_result *r);
+
+/* How the record's times were taken (its "measure"): each setting, or KT_MEASURE_UNSET when the
+ * record does not say (the old worker measured it; kt_measure_describe says how). */
+void kt_record_measure(const kt_record *r, kt_measure *out);
 
 /* The chosen configuration as "BLOCK=256,VEC=8,ALGO=onepass" (appended to out). */
 void kt_record_config_text(const kt_record *r, kt_buf *out);

@@ -160,7 +160,8 @@ static void load_choices(kt_report_entry *e, kt_arena *a)
 		e->default_us = e->evals[e->dflt].us;
 }
 
-/* "T=half arch 90 flags -O3 on NVIDIA H200": what separates records of one kernel and shape. */
+/* "T=half arch 90 flags -O3 on NVIDIA H200": what separates records of one kernel and shape (a
+ * warm L2 or graph replays too); and how the record's times were taken. */
 static void load_variant(kt_report_entry *e, kt_arena *a)
 {
 	kt_buf b = {0};
@@ -175,7 +176,15 @@ static void load_variant(kt_report_entry *e, kt_arena *a)
 		kt_buf_printf(&b, "%sarch %s", b.len ? ", " : "", arch);
 	if (flags && *flags)
 		kt_buf_printf(&b, "%sflags %s", b.len ? ", " : "", flags);
+	kt_measure m;
+	kt_record_measure(&e->rec, &m);
+	for (int s = 0; s < KT_NMEASURE; s++) /* the settings that key records apart: those not at their default */
+		if (m.v[s] > 0)
+			kt_buf_printf(&b, "%s%s", b.len ? ", " : "", kt_measure_infos[s].words[m.v[s]]);
 	e->variant = kt_arena_strdup(a, kt_buf_str(&b));
+	kt_buf_reset(&b);
+	kt_measure_describe(&m, &b);
+	e->timed = kt_arena_strdup(a, kt_buf_str(&b));
 	kt_buf_free(&b);
 }
 

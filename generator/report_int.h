@@ -43,6 +43,7 @@ typedef struct kt_report_entry {
 	int counts[KT_NSTATUS + 1];
 	const char *first_msg[KT_NSTATUS + 1];
 	const char *tool[KT_REPORT_NTOOL]; /* GPU, cc, SMs, L2 bytes, compiler, driver, runtime, tool */
+	const char *timed;   /* how its times were taken: "cold L2, stream launches" (kt_measure_describe) */
 } kt_report_entry;
 
 typedef struct kt_report_page {

@@ -122,7 +122,9 @@ static void render_summary(kt_buf *out, const kt_report_page *pg)
 			   "how many times faster the tuned configuration is than the template's default "
 			   "configuration%s; a dash where the record holds no such time. <i>%% of floor</i>: the "
 			   "roofline floor (the template's minimal bytes and flops at the bandwidth and rate measured "
-			   "on the GPU) over the tuned time.%s</p>\n",
+			   "on the GPU) over the tuned time.  Times are per launch, with a cold L2 and on the stream "
+			   "unless the variant says <i>warm L2</i> or <i>CUDA-graph replays</i> (a record that does not "
+			   "say was timed with the L2 as the old worker left it).%s</p>\n",
 		      naive ? " and <i>vs naive</i>" : "", naive ? " and than its reference (naive) kernel" : "",
 		      naive ? "" : " None of these records holds a naive kernel's time (its template declares no "
 				   "<code>@kt reference</code>, or the record was written before kt kept it).");
@@ -417,6 +419,7 @@ static void fact_times(kt_buf *out, const kt_report_entry *e)
 	kt_buf b = {0};
 	char t[32], r[32];
 	kt_buf_printf(&b, "tuned <b>%s</b> &#177; %.2f us", us_text(e->time_us, t, sizeof t), e->spread_us);
+	escf(&b, " (%s)", e->timed);
 	kt_buf_printf(&b, "; default %s us (tuned is %s faster)", us_text(e->default_us, t, sizeof t),
 		      ratio_text(e->default_us, e->time_us, r, sizeof r));
 	if (e->reference_us > 0)

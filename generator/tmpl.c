@@ -62,6 +62,8 @@ static void d_smem(pctx *, const dline *);
 static void d_bytes(pctx *, const dline *);
 static void d_flops(pctx *, const dline *);
 static void d_tolerance(pctx *, const dline *);
+static void d_l2(pctx *, const dline *);
+static void d_launch(pctx *, const dline *);
 
 /* Sorted by name (the unknown-directive message lists them in this order). */
 static const struct directive {
@@ -72,6 +74,7 @@ static const struct directive {
 } dirs[] = {
 	{"arg", 2, 0, d_arg},           {"block", 2, 1, d_block}, {"bytes", 2, 1, d_bytes},
 	{"flops", 2, 1, d_flops},       {"grid", 2, 1, d_grid},   {"kernel", 1, 1, d_kernel},
+	{"l2", 1, 1, d_l2},             {"launch", 1, 1, d_launch},
 	{"option", 1, 0, d_option},     {"param", 1, 0, d_param}, {"reference", 2, 1, d_reference},
 	{"require", 2, 0, d_require},   {"shape", 1, 1, d_shape}, {"smem", 2, 1, d_smem},
 	{"tolerance", 2, 1, d_tolerance}, {"type", 1, 0, d_type},
@@ -1240,6 +1243,35 @@ static void d_tolerance(pctx *pc, const dline *d)
 	pc->t->rtol = rtol;
 }
 
+/* `l2 cold|warm`, `launch stream|graph`: how the tuner times the variants (measure.h). */
+static void d_measure(pctx *pc, const dline *d, kt_measure_setting s)
+{
+	const kt_measure_info *in = &kt_measure_infos[s];
+	size_t pos = skip_blanks(pc, d->pos, d->end), n = ident_len(pc, pos, d->end);
+	int v = n ? kt_measure_value(s, pc->src + pos, n) : -1;
+	kt_buf want = {0}, after = {0};
+	kt_measure_values(s, &want);
+	if (v < 0 && n) {
+		char b[80];
+		const char *hint = suggest(pc->src + pos, n, in->values, in->nvalues, b, sizeof b);
+		kt_buf_printf(&after, " (expected %s)", want.data);
+		error_at(pc, pos, "unknown %s '%.*s' after '%s'%s", in->what, (int)n, pc->src + pos, in->name,
+			 *hint ? hint : after.data);
+	} else if (v < 0) {
+		kt_buf_printf(&after, "%s after '%s'", want.data, in->name);
+		expected(pc, pos, d->end, after.data);
+	} else {
+		kt_buf_printf(&after, "the end of the line after '%s %s'", in->name, in->values[v]);
+		if (expect_end(pc, pos + n, d->end, after.data) == 0)
+			pc->t->measure.v[s] = v;
+	}
+	kt_buf_free(&want);
+	kt_buf_free(&after);
+}
+
+static void d_l2(pctx *pc, const dline *d) { d_measure(pc, d, KT_MEASURE_L2); }
+static void d_launch(pctx *pc, const dline *d) { d_measure(pc, d, KT_MEASURE_LAUNCH); }
+
 /* ---- the source: directive lines ---- */
 
 static int find_dir(const char *s, size_t n)
@@ -1512,6 +1544,7 @@ kt_tmpl *kt_tmpl_parse_text(const char *path, const char *text, size_t len, cons
 	t->src = kt_arena_strndup(a, text, len);
 	t->srclen = len;
 	t->atol = t->rtol = DEFAULT_TOL;
+	kt_measure_unset(&t->measure);
 	if (opts && opts->arch) {
 		if (kt_arch_check(opts->arch, err) != 0) {
 			kt_tmpl_free(t);

@@ -24,6 +24,8 @@
  *   // @kt flops     4 * rows * hidden                        optional; fp32 FMA arithmetic, or
  *   // @kt flops     tensor 2 * M * N * K                     tensor-core (fp16/bf16 mma) arithmetic
  *   // @kt tolerance 1e-2 [RTOL]                              |out-ref| <= atol + rtol*|ref|
+ *   // @kt l2        warm                                     time with the inputs in the L2
+ *   // @kt launch    graph                                    time CUDA-graph replays (measure.h)
  *
  * Slots: shape symbols take slots 0..nshapes-1, parameters nshapes..nshapes+nparams-1, in
  * declaration order.  A configuration is one value index per parameter (uint16_t cfg[nparams]).
@@ -37,6 +39,7 @@
 #include <stdint.h>
 
 #include "expr.h"
+#include "measure.h"
 #include "util.h"
 
 typedef struct kt_loc {
@@ -150,6 +153,7 @@ typedef struct kt_tmpl {
 	const kt_expr *smem, *bytes, *flops; /* NULL when not given */
 	kt_flops_unit flops_unit;           /* what flops counts (KT_FLOPS_FMA without a unit word) */
 	double atol, rtol;
+	kt_measure measure;      /* `l2`, `launch`: how to time it (measure.h); KT_MEASURE_UNSET where not given */
 
 	int nincludes;
 	const char *const *includes; /* local headers from #include "..." (paths as resolved) */

@@ -1046,6 +1046,7 @@ static int task_start(tuner *tu, task *ta)
 	kt_tmpl_format_shape(ta->t, ta->shape, &shape);
 	kt_buf_printf(&cmd, "problem\t%s\t%s\t%s\t", ta->id, ta->t->path, kt_buf_str(&shape));
 	kt_tmpl_format_choices(ta->t, '\t', &cmd);
+	kt_measure_fields(&ta->tt->p.measure, '\t', &cmd);
 	if (cmd.data[cmd.len - 1] == '\t')
 		cmd.data[--cmd.len] = 0;
 	int rc = kt_pool_setup(tu->pool, kt_buf_str(&cmd), NULL, &e);

@@ -16,15 +16,19 @@
 
 #include "cmd.h"
 #include "gpu.h"
+#include "measure.h"
 #include "opt.h"
 #include "proc.h"
 #include "tmpl.h"
 
-enum { MAX_SETS = 32, MIN_REPS = 10, MAX_REPS = 200, MAX_FIELDS = 64, CHECK_BLOCK = 256, ESTIMATE_REPS = 3 };
+enum { MAX_SETS = 4096, MIN_REPS = 10, MAX_REPS = 200, MAX_FIELDS = 64, CHECK_BLOCK = 256, ESTIMATE_REPS = 3 };
+enum { SET_ALIGN = 256 };                 /* each argument of a set starts at a multiple of this */
+enum { GRAPH_MAX = 128 };                 /* launches per captured graph, at most */
 static const double TARGET_MS = 5.0;      /* timed launches per candidate add up to about this (the top few are re-timed at the end) */
+static const double GRAPH_SAMPLE_US = 200.0; /* a graph holds about this much work (GRAPH_MAX launches at most) */
 static const double HOLD_MAX_US = 50000.0; /* the longest the stream is held for the host to queue */
 static const double HOST_GUESS_US = 50.0;  /* the host's cost of queueing one timed launch, before it is measured */
-static const double L2_FACTOR = 2.5;      /* rotated argument sets span this many L2 sizes */
+static const double L2_FACTOR = 2.5;      /* cold L2: between two uses of an argument set, this many L2 sizes of other data */
 static const int MEMORY_SHARE = 4;        /* resident problems take at most 1/MEMORY_SHARE of the GPU's memory */
 static const unsigned char POISON = 0xff; /* NaN in every float type, -1 in integers */
 enum { WK_OK = 0, WK_ERROR = -1, WK_FAULT = -2 };
@@ -33,22 +37,31 @@ enum { MODULES_KEPT = 8 }; /* loaded cubins kept for the next eval: a packed one
 typedef struct wk_arg {
 	const kt_arg *a;
 	size_t n, bytes;          /* elements and bytes of a pointer argument */
-	kt_dptr set[MAX_SETS];    /* one copy per argument set */
+	size_t off;               /* where it lies in each argument set */
 	kt_dptr pristine;         /* inout: the filled values, for resets */
 	kt_dptr ref;              /* out, inout: the reference's result */
 	unsigned char scalar[8];  /* scalar arguments: the value, in its C type */
 } wk_arg;
 
-/* A problem the tuner defined: a template at a shape.  Its buffers exist while it is resident;
- * the least recently used one is evicted when another would not fit, and its inputs and the
- * reference's outputs are made again when it is used next. */
+/* A problem the tuner defined: a template at a shape, timed as its measurement settings say.  Its
+ * buffers exist while it is resident; the least recently used one is evicted when another would
+ * not fit, and its inputs and the reference's outputs are made again when it is used next.
+ *
+ * The arguments come in nsets copies (argument sets), stride bytes apart in one allocation.  Set
+ * 0 is the check's: its outputs are poisoned and compared with the reference.  With a cold L2 the
+ * timed launches rotate through the others (see plan_sets); with a warm L2 they all use set 0. */
 typedef struct wk_prob {
 	char *id;
 	kt_tmpl *t;
+	kt_measure m;       /* from the problem line: the tuner resolved them (measure.h) */
 	int64_t shape[KT_MAX_SLOTS];
 	kt_val env[KT_MAX_SLOTS];
 	wk_arg *args;
-	int nsets, flush;
+	kt_dptr sets;       /* nsets argument sets */
+	size_t stride;      /* bytes per set */
+	int nsets;
+	int flush;          /* the rotation cannot leave the L2 behind: flush it before each timed sample */
+	int next;           /* the timed set that the rotation uses next */
 	size_t bytes;       /* device memory of its buffers */
 	void **params;      /* nsets * nargs: what each launch gets */
 	kt_dptr *ptrs;      /* nsets * nargs: the device pointers params point at */
@@ -143,11 +156,11 @@ static wk_prob *find_prob(const wk *w, const char *id)
 /* Frees p's device buffers (the context keeps the rest). */
 static void release(wk *w, wk_prob *p)
 {
+	if (p->sets)
+		w->ops->free(w->g, p->sets);
+	p->sets = 0;
 	for (int i = 0; p->args && i < p->t->nargs; i++) {
 		wk_arg *wa = &p->args[i];
-		for (int s = 0; s < p->nsets; s++)
-			if (wa->set[s])
-				w->ops->free(w->g, wa->set[s]);
 		if (wa->ref)
 			w->ops->free(w->g, wa->ref);
 		if (wa->pristine)
@@ -180,12 +193,34 @@ static void make_room(wk *w, const wk_prob *keep, size_t need)
 	}
 }
 
-/* Sizes p's arguments at its shape and chooses how many argument sets it rotates through:
- * enough that rotating leaves the L2 behind, within the problems' share of memory. */
-static int plan_sets(wk *w, wk_prob *p, size_t *set_bytes, kt_err *err)
+static int cold(const wk_prob *p) { return p->m.v[KT_MEASURE_L2] == KT_L2_COLD; }
+
+/* Sizes p's arguments at its shape (an argument set, *extra for the reference's outputs and the
+ * pristine inout inputs) and chooses how many sets the timed launches use.
+ *
+ * Cold L2 (the default): a timed launch must meet its arguments in DRAM, as a first touch.  The
+ * timed launches rotate through the sets 1..T (set 0 is the check's, which a check leaves in the
+ * L2), T = ceil(L2_FACTOR * L2 / set), so that between two touches of any line of a set the
+ * launches move L2_FACTOR times the L2's size (the set itself and the others of a turn).  A
+ * rotation rather than a flush of the L2 before each launch, because it keeps the measured time the
+ * kernel's own.  A flush by writing (a memset) leaves the L2 full of dirty lines, which the timed
+ * launch writes back to DRAM: up to an L2 of traffic that is not the kernel's.  A flush by reading
+ * leaves the kernel's own outputs unwritten in the L2 when its timing stops, so a kernel whose
+ * outputs fit in the L2 would be timed under its DRAM floor.  In a rotation each launch writes back
+ * the dirty lines of the launches before it, in the steady state as many as it makes itself: calls
+ * back to back on data that is not in the L2, as the layers of a model make them.  Where MAX_SETS or
+ * the memory share cannot hold such a rotation (sets of some kB), or a graph's replays cannot be
+ * one (graph_size), the L2 is flushed with a memset before each timed sample, as the old worker
+ * did: a launch then writes back at most as many foreign lines as it touches, noise for those
+ * kernels (latency-bound).  A set too large for two in the memory share is timed in set 0 alone:
+ * it spans the L2 by itself, so no flush is needed.
+ *
+ * Warm L2: one set, set 0, which the launch before (or the reset of its inout arguments) left in
+ * the L2: the kernel's inputs as the kernel that made them left them. */
+static int plan_sets(wk *w, wk_prob *p, size_t *extra, kt_err *err)
 {
 	const kt_tmpl *t = p->t;
-	*set_bytes = 0;
+	p->stride = *extra = 0;
 	p->args = kt_xcalloc((size_t)t->nargs + 1, sizeof *p->args);
 	for (int i = 0; i < t->nargs; i++) {
 		wk_arg *wa = &p->args[i];
@@ -202,46 +237,51 @@ static int plan_sets(wk *w, wk_prob *p, size_t *set_bytes, kt_err *err)
 			return kt_fail(err, "argument '%s' has a negative extent (%lld)", wa->a->name, (long long)n);
 		wa->n = (size_t)n;
 		wa->bytes = wa->n * (size_t)kt_etypes[wa->a->type].size;
-		*set_bytes += wa->bytes;
+		wa->off = p->stride;
+		p->stride += (wa->bytes + SET_ALIGN - 1) / SET_ALIGN * SET_ALIGN;
+		*extra += wa->bytes * (size_t)((wa->a->role != KT_IN) + (wa->a->role == KT_INOUT));
 	}
-	double l2 = (double)w->info.id.l2_bytes;
-	int k = *set_bytes ? (int)ceil(L2_FACTOR * l2 / (double)*set_bytes) : 1;
-	k = k < 1 ? 1 : k > MAX_SETS ? MAX_SETS : k;
-	while (k > 1 && (double)*set_bytes * (k + 2) > (double)w->info.lim.mem_bytes / MEMORY_SHARE)
-		k--;
-	p->nsets = k;
-	p->flush = (double)*set_bytes * k < L2_FACTOR * l2;
+	p->nsets = 1;
+	p->flush = p->next = 0;
+	if (!cold(p) || !p->stride)
+		return 0;
+	double set = (double)p->stride, span = L2_FACTOR * (double)w->info.id.l2_bytes;
+	double want = 1 + ceil(span / set), room = ((double)w->info.lim.mem_bytes / MEMORY_SHARE - (double)*extra) / set;
+	double k = want < MAX_SETS ? want : MAX_SETS;
+	k = k < room ? k : room;
+	p->nsets = k < 1 ? 1 : (int)k;
+	int timed = p->nsets > 1 ? p->nsets - 1 : 1;
+	p->flush = (double)timed * set < span;
 	return 0;
 }
+
+/* Where argument i of set s lies. */
+static kt_dptr arg_at(const wk_prob *p, int s, int i) { return p->sets + (size_t)s * p->stride + p->args[i].off; }
 
 static int alloc_args(wk *w, wk_prob *p, kt_err *err)
 {
 	const kt_tmpl *t = p->t;
-	size_t set_bytes = 0;
-	if (plan_sets(w, p, &set_bytes, err))
+	size_t extra = 0;
+	if (plan_sets(w, p, &extra, err))
 		return -1;
-	p->bytes = set_bytes * (size_t)p->nsets;
-	for (int i = 0; i < t->nargs; i++)
-		if (p->args[i].a->role != KT_SCALAR)
-			p->bytes += p->args[i].bytes * ((p->args[i].a->role != KT_IN) + (p->args[i].a->role == KT_INOUT));
+	p->bytes = p->stride * (size_t)p->nsets + extra;
 	make_room(w, p, p->bytes);
 	p->resident = 1; /* counted from here, so that a failed allocation is released with the rest */
 	w->resident_bytes += p->bytes;
+	if (p->stride && w->ops->alloc(w->g, p->stride * (size_t)p->nsets, &p->sets, err))
+		return -1;
 	for (int i = 0; i < t->nargs; i++) {
 		wk_arg *wa = &p->args[i];
 		if (wa->a->role == KT_SCALAR)
 			continue;
-		for (int s = 0; s < p->nsets; s++)
-			if (w->ops->alloc(w->g, wa->bytes, &wa->set[s], err))
-				return -1;
 		if (wa->a->role != KT_IN && w->ops->alloc(w->g, wa->bytes, &wa->ref, err))
 			return -1;
 		if (wa->a->role == KT_INOUT && w->ops->alloc(w->g, wa->bytes, &wa->pristine, err))
 			return -1;
 	}
 	size_t flush_bytes = (size_t)(L2_FACTOR * (double)w->info.id.l2_bytes);
-	if (p->flush && !w->scratch) {
-		w->scratch_bytes = flush_bytes;
+	if (!w->scratch && (p->flush || p->m.v[KT_MEASURE_LAUNCH] == KT_LAUNCH_GRAPH) && cold(p)) {
+		w->scratch_bytes = flush_bytes; /* graphs may need it too (graph_size) */
 		if (w->ops->alloc(w->g, w->scratch_bytes, &w->scratch, err))
 			return -1;
 	}
@@ -254,7 +294,7 @@ static int alloc_args(wk *w, wk_prob *p, kt_err *err)
 			if (p->args[i].a->role == KT_SCALAR) {
 				p->params[j] = p->args[i].scalar;
 			} else {
-				p->ptrs[j] = p->args[i].set[s];
+				p->ptrs[j] = arg_at(p, s, i);
 				p->params[j] = &p->ptrs[j];
 			}
 		}
@@ -262,14 +302,15 @@ static int alloc_args(wk *w, wk_prob *p, kt_err *err)
 }
 
 /* Fresh inputs in set 0 (kt_fill_<etype> on the device, seeded per argument), copied to the
- * other sets and, for inout arguments, kept pristine for the resets. */
+ * other sets (doubling the copied sets each time) and, for inout arguments, kept pristine for
+ * the resets. */
 static int fill_inputs(wk *w, wk_prob *p, kt_err *err)
 {
 	for (int i = 0; i < p->t->nargs; i++) {
 		wk_arg *wa = &p->args[i];
 		if (wa->a->role == KT_SCALAR || wa->a->role == KT_OUT || !wa->n)
 			continue;
-		kt_dptr d = wa->set[0];
+		kt_dptr d = arg_at(p, 0, i);
 		uint64_t n = wa->n, seed = w->seed ^ (0x51ed2701ULL * (uint64_t)(i + 1));
 		int kind = (int)wa->a->fill.kind, is_float = kt_etypes[wa->a->type].is_float;
 		double a = wa->a->fill.a, b = wa->a->fill.b, neginf = wa->a->fill.neginf;
@@ -278,10 +319,12 @@ static int fill_inputs(wk *w, wk_prob *p, kt_err *err)
 		int64_t grid[3] = {blocks < cap ? blocks : cap, 1, 1}, block[3] = {CHECK_BLOCK, 1, 1};
 		if (w->ops->launch(w->g, w->fill_fn[wa->a->type], grid, block, 0, params, err))
 			return -1;
-		for (int s = 1; s < p->nsets; s++)
-			if (w->ops->dtod(w->g, wa->set[s], wa->set[0], wa->bytes, err))
-				return -1;
-		if (wa->a->role == KT_INOUT && w->ops->dtod(w->g, wa->pristine, wa->set[0], wa->bytes, err))
+		if (wa->a->role == KT_INOUT && w->ops->dtod(w->g, wa->pristine, d, wa->bytes, err))
+			return -1;
+	}
+	for (int have = 1, n; have < p->nsets && p->stride; have += n) {
+		n = have < p->nsets - have ? have : p->nsets - have;
+		if (w->ops->dtod(w->g, p->sets + (size_t)have * p->stride, p->sets, (size_t)n * p->stride, err))
 			return -1;
 	}
 	return w->ops->sync(w->g, err);
@@ -394,17 +437,13 @@ static void unload_kernel(wk *w, wk_kernel *k)
 	k->mod = NULL;
 }
 
-/* Before each timed run: inout buffers back to their inputs, and the L2 flushed when the sets
- * alone do not exceed it (outside the timed region). */
-static int prepare_set(wk *w, int s, kt_err *err)
+/* Inout arguments of set s back to their inputs. */
+static int restore(wk *w, int s, kt_err *err)
 {
 	const wk_prob *p = w->p;
 	for (int i = 0; i < p->t->nargs; i++)
-		if (p->args[i].a->role == KT_INOUT &&
-		    w->ops->dtod(w->g, p->args[i].set[s], p->args[i].pristine, p->args[i].bytes, err))
+		if (p->args[i].a->role == KT_INOUT && w->ops->dtod(w->g, arg_at(p, s, i), p->args[i].pristine, p->args[i].bytes, err))
 			return -1;
-	if (p->flush && w->ops->memset8(w->g, w->scratch, (unsigned char)s, w->scratch_bytes, err))
-		return -1;
 	return 0;
 }
 
@@ -418,10 +457,9 @@ static int run_once(wk *w, const wk_kernel *k, kt_err *err)
 {
 	const wk_prob *p = w->p;
 	for (int i = 0; i < p->t->nargs; i++)
-		if (p->args[i].a->role == KT_OUT &&
-		    w->ops->memset8(w->g, p->args[i].set[0], POISON, p->args[i].bytes, err))
+		if (p->args[i].a->role == KT_OUT && w->ops->memset8(w->g, arg_at(p, 0, i), POISON, p->args[i].bytes, err))
 			return WK_FAULT;
-	if (prepare_set(w, 0, err) || launch(w, k, 0, err) || w->ops->sync(w->g, err))
+	if (restore(w, 0, err) || launch(w, k, 0, err) || w->ops->sync(w->g, err))
 		return WK_FAULT;
 	return WK_OK;
 }
@@ -436,7 +474,7 @@ static int run_reference(wk *w, wk_kernel *k, kt_err *err)
 		rc = run_once(w, k, err);
 	for (int i = 0; rc == WK_OK && i < p->t->nargs; i++)
 		if (p->args[i].a->role == KT_OUT || p->args[i].a->role == KT_INOUT)
-			if (w->ops->dtod(w->g, p->args[i].ref, p->args[i].set[0], p->args[i].bytes, err))
+			if (w->ops->dtod(w->g, p->args[i].ref, arg_at(p, 0, i), p->args[i].bytes, err))
 				rc = WK_FAULT;
 	return rc;
 }
@@ -486,15 +524,6 @@ static void stats(double *v, size_t n, double *med, double *spread)
 	*spread = (percentile(v, n, 0.9) - percentile(v, n, 0.1)) / 2;
 }
 
-/* Times one launch after prepare on set s, into events 2i and 2i+1. */
-static int timed_launch(wk *w, const wk_kernel *k, int s, size_t i, kt_err *err)
-{
-	if (prepare_set(w, s, err) || w->ops->record(w->g, w->ev[2 * i], err) || launch(w, k, s, err) ||
-	    w->ops->record(w->g, w->ev[2 * i + 1], err))
-		return -1;
-	return 0;
-}
-
 static int elapsed_us(wk *w, size_t i, double *us, kt_err *err)
 {
 	float ms;
@@ -524,57 +553,182 @@ static double hold_us(size_t n, double host_us)
 	return 1.5 * (double)n * host_us + 20.0;
 }
 
-/* Warm-up, an estimate of ESTIMATE_REPS launches, then repetitions rotating through the sets:
- * median and spread in us.  Racing: when race_us > 0 and even the fastest launch of the estimate
- * is slower than race_us, the estimate's median and spread are the answer (*raced = 1). */
+/* ---- timing ---------------------------------------------------------------------------------- */
+
+/* How one kernel is timed, sample by sample: a sample is one launch on the stream, or one replay
+ * of a captured graph of `per` launches (measure.launch=graph); its time is per launch. */
+typedef struct wk_timer {
+	const wk_kernel *k;
+	void *exec;   /* the instantiated graph, or NULL: launches on the stream */
+	int per;      /* launches per sample */
+	int flush;    /* flush the L2 before each sample */
+	int first, n; /* the graph's sets: n of them from position first of the rotation (cold), or set 0 */
+} wk_timer;
+
+/* Timed set number pos of the rotation: sets 1..nsets-1 in turn (set 0 when it is the only one). */
+static int rotation_set(const wk_prob *p, int pos) { return p->nsets < 2 ? 0 : 1 + pos % (p->nsets - 1); }
+
+/* The set of the next timed launch: the next of the rotation (cold L2), set 0 (warm). */
+static int next_set(wk_prob *p)
+{
+	if (!cold(p))
+		return 0;
+	int s = rotation_set(p, p->next);
+	p->next = p->nsets < 2 ? 0 : (p->next + 1) % (p->nsets - 1);
+	return s;
+}
+
+/* Writes a buffer of L2_FACTOR L2 sizes (plan_sets says where and why). */
+static int flush(wk *w, kt_err *err)
+{
+	return w->ops->memset8(w->g, w->scratch, (unsigned char)(++w->clock), w->scratch_bytes, err);
+}
+
+/* Queues a sample of tm, between events 2ev and 2ev+1 (ev < 0: untimed, a warm-up).  On the
+ * stream, a set's inout arguments are reset before its launch with a warm L2 (so that they are in
+ * the L2, as the kernel that made them would leave them) and after it with a cold L2 (ready for
+ * the set's next turn, which comes after the rotation has left the L2 behind).  A graph's launches
+ * are not reset in between (the resets would be timed with them): its sets are reset once the
+ * graph's timing is over (timer_end). */
+static int sample(wk *w, const wk_timer *tm, long ev, kt_err *err)
+{
+	wk_prob *p = w->p;
+	int s = tm->exec ? -1 : next_set(p);
+	if ((s >= 0 && !cold(p) && restore(w, s, err)) || (tm->flush && flush(w, err)) ||
+	    (ev >= 0 && w->ops->record(w->g, w->ev[2 * ev], err)))
+		return -1;
+	if (tm->exec ? w->ops->graph_launch(w->g, tm->exec, err) : launch(w, tm->k, s, err))
+		return -1;
+	if (ev >= 0 && w->ops->record(w->g, w->ev[2 * ev + 1], err))
+		return -1;
+	return s >= 0 && cold(p) ? restore(w, s, err) : 0;
+}
+
+/* Times n samples of tm back to back (the stream held while the host queues them, each of which
+ * costs the host about host_guess us): each one's time per launch into t[0..n), and what queueing
+ * one cost the host into *host_us (may be NULL). */
+static int time_samples(wk *w, const wk_timer *tm, size_t n, double host_guess, double *t, double *host_us, kt_err *err)
+{
+	if (hold(w, hold_us(n, host_guess), err))
+		return -1;
+	double t0 = kt_now();
+	for (size_t i = 0; i < n; i++)
+		if (sample(w, tm, (long)i, err))
+			return -1;
+	if (host_us)
+		*host_us = (kt_now() - t0) * 1e6 / (double)n;
+	if (w->ops->sync(w->g, err))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (elapsed_us(w, i, &t[i], err))
+			return -1;
+		t[i] /= tm->per;
+	}
+	return 0;
+}
+
+/* How many launches a graph of a kernel of about est_us holds, and whether the L2 is flushed
+ * before each replay: about GRAPH_SAMPLE_US of work; with a cold L2, whole turns of the rotation,
+ * so that the replays are a rotation too; where the timed sets are more than GRAPH_MAX, the graph
+ * holds some of them and every replay uses those again: the L2 is flushed before each one. */
+static int graph_size(const wk_prob *p, double est_us, int *flush_each)
+{
+	double want = ceil(GRAPH_SAMPLE_US / (est_us > 0.1 ? est_us : 0.1));
+	int per = want > GRAPH_MAX ? GRAPH_MAX : (int)want, timed = p->nsets - 1;
+	*flush_each = p->flush;
+	if (!cold(p) || timed < 1)
+		return per;
+	if (timed > GRAPH_MAX) {
+		*flush_each = 1;
+		return per;
+	}
+	return timed * ((per + timed - 1) / timed);
+}
+
+/* Turns tm into a graph's timer: captures per launches of tm->k on the sets the rotation gives,
+ * instantiates them and replays the graph once (untimed: it is uploaded then). */
+static int timer_graph(wk *w, wk_timer *tm, double est_us, kt_err *err)
+{
+	wk_prob *p = w->p;
+	void *graph = NULL;
+	tm->per = graph_size(p, est_us, &tm->flush);
+	int timed = p->nsets > 1 ? p->nsets - 1 : 1;
+	tm->first = p->next;
+	tm->n = !cold(p) ? 1 : tm->per < timed ? tm->per : timed;
+	if (w->ops->capture_begin(w->g, err))
+		return -1;
+	int rc = 0;
+	for (int j = 0; rc == 0 && j < tm->per; j++)
+		rc = launch(w, tm->k, next_set(p), err);
+	kt_err end = {0};
+	if (w->ops->capture_end(w->g, &graph, &end) && rc == 0) {
+		*err = end;
+		rc = -1;
+	}
+	if (rc == 0)
+		rc = w->ops->graph_instantiate(w->g, graph, &tm->exec, err);
+	if (graph)
+		w->ops->graph_free(w->g, graph);
+	if (rc == 0)
+		rc = sample(w, tm, -1, err);
+	return rc;
+}
+
+/* Ends tm: its graph freed and the sets it used reset. */
+static int timer_end(wk *w, wk_timer *tm, kt_err *err)
+{
+	if (!tm->exec)
+		return 0;
+	w->ops->graph_exec_free(w->g, tm->exec);
+	tm->exec = NULL;
+	int rc = 0;
+	for (int j = 0; rc == 0 && j < tm->n; j++)
+		rc = restore(w, cold(w->p) ? rotation_set(w->p, tm->first + j) : 0, err);
+	return rc;
+}
+
+static int graph_mode(const wk_prob *p) { return p->m.v[KT_MEASURE_LAUNCH] == KT_LAUNCH_GRAPH; }
+
+/* Warm-up, an estimate of ESTIMATE_REPS samples, then repetitions: median and spread per launch
+ * in us.  In graph mode the estimate on the stream sizes the graph (graph_size), whose replays
+ * then give the estimate and the repetitions.  Racing: when race_us > 0 and even the fastest
+ * sample of the estimate is slower than race_us, the estimate's median and spread are the answer
+ * (*raced = 1). */
 static int time_kernel(wk *w, const wk_kernel *k, double race_us, double *med, double *spread, int *raced, kt_err *err)
 {
-	int nsets = w->p->nsets;
+	wk_timer tm = {.k = k, .per = 1, .flush = w->p->flush};
+	double est[ESTIMATE_REPS] = {0}, host_us = HOST_GUESS_US, *t = NULL;
 	*raced = 0;
-	if (events(w, 2 * MAX_REPS, err))
-		return WK_FAULT;
-	int warm = nsets > 3 ? nsets : 3;
-	for (int i = 0; i < warm; i++)
-		if (launch(w, k, i % nsets, err))
-			return WK_FAULT;
-	/* The estimate's launches are held back like the full timing's, so that it is the same
+	int rc = events(w, 2 * MAX_REPS, err);
+	for (int i = 0; rc == 0 && i < ESTIMATE_REPS; i++) /* warm-up */
+		rc = sample(w, &tm, -1, err);
+	/* The estimate's samples are held back like the full timing's, so that it is the same
 	 * measure (a kernel shorter than a launch's host cost would else be timed with the gaps). */
-	if (hold(w, hold_us(ESTIMATE_REPS, HOST_GUESS_US), err))
-		return WK_FAULT;
-	double est[ESTIMATE_REPS], t0 = kt_now();
-	for (size_t i = 0; i < ESTIMATE_REPS; i++)
-		if (timed_launch(w, k, (int)i % nsets, i, err))
-			return WK_FAULT;
-	double host_us = (kt_now() - t0) * 1e6 / ESTIMATE_REPS;
-	if (w->ops->sync(w->g, err))
-		return WK_FAULT;
-	for (size_t i = 0; i < ESTIMATE_REPS; i++)
-		if (elapsed_us(w, i, &est[i], err))
-			return WK_FAULT;
-	double mean = (est[0] + est[1] + est[2]) / ESTIMATE_REPS;
-	stats(est, ESTIMATE_REPS, med, spread);
-	if (race_us > 0 && est[0] > race_us) { /* est is sorted: est[0] is the fastest */
-		*raced = 1;
-		return WK_OK;
+	if (rc == 0)
+		rc = time_samples(w, &tm, ESTIMATE_REPS, HOST_GUESS_US, est, &host_us, err);
+	if (rc == 0 && graph_mode(w->p)) {
+		stats(est, ESTIMATE_REPS, med, spread);
+		rc = timer_graph(w, &tm, *med, err);
+		if (rc == 0)
+			rc = time_samples(w, &tm, ESTIMATE_REPS, HOST_GUESS_US, est, &host_us, err);
 	}
-	double want = TARGET_MS * 1e3 / (mean > 0.5 ? mean : 0.5);
-	size_t reps = want < MIN_REPS ? MIN_REPS : want > MAX_REPS ? MAX_REPS : (size_t)want;
-	if (hold(w, hold_us(reps, host_us), err))
-		return WK_FAULT;
-	for (size_t i = 0; i < reps; i++)
-		if (timed_launch(w, k, (int)(i % (size_t)nsets), i, err))
-			return WK_FAULT;
-	if (w->ops->sync(w->g, err))
-		return WK_FAULT;
-	double *t = kt_xmalloc(reps * sizeof *t);
-	for (size_t i = 0; i < reps; i++)
-		if (elapsed_us(w, i, &t[i], err)) {
-			free(t);
-			return WK_FAULT;
-		}
-	stats(t, reps, med, spread);
+	double mean = (est[0] + est[1] + est[2]) / ESTIMATE_REPS;
+	if (rc == 0)
+		stats(est, ESTIMATE_REPS, med, spread);
+	if (rc == 0 && race_us > 0 && est[0] > race_us) /* est is sorted: est[0] is the fastest */
+		*raced = 1;
+	if (rc == 0 && !*raced) {
+		double sample_us = mean * tm.per, want = TARGET_MS * 1e3 / (sample_us > 0.5 ? sample_us : 0.5);
+		size_t reps = want < MIN_REPS ? MIN_REPS : want > MAX_REPS ? MAX_REPS : (size_t)want;
+		t = kt_xmalloc(reps * sizeof *t);
+		rc = time_samples(w, &tm, reps, host_us, t, NULL, err);
+		if (rc == 0)
+			stats(t, reps, med, spread);
+	}
 	free(t);
-	return WK_OK;
+	if (timer_end(w, &tm, rc ? NULL : err))
+		rc = -1;
+	return rc ? WK_FAULT : WK_OK;
 }
 
 /* Compares every out/inout argument of set 0 (or of the reference itself: self) with the
@@ -591,7 +745,7 @@ static int compare(wk *w, int self, kt_buf *msg, kt_err *err)
 		if (!fn)
 			return kt_fail_internal(err, "no check kernel for %s (was `check` sent?)", kt_etypes[wa->a->type].name), WK_ERROR;
 		uint64_t res[2] = {0, UINT64_MAX}, n = wa->n;
-		kt_dptr out = self ? wa->ref : wa->set[0], ref = wa->ref;
+		kt_dptr out = self ? wa->ref : arg_at(p, 0, i), ref = wa->ref;
 		double atol = p->t->atol, rtol = p->t->rtol;
 		void *params[] = {&out, &ref, &n, &atol, &rtol, &w->res};
 		int64_t blocks = (int64_t)((n + CHECK_BLOCK - 1) / CHECK_BLOCK), cap = (int64_t)w->info.id.sms * 16;
@@ -629,13 +783,23 @@ typedef struct wk_cmd {
 	int (*run)(wk *w, char **f, int nf, kt_buf *reply, kt_err *err);
 } wk_cmd;
 
-/* `problem ID TEMPLATE SHAPE [T=x]...`: defines (or redefines) a problem. */
+/* `problem ID TEMPLATE SHAPE [T=x]... [measure.NAME=VALUE]...`: defines (or redefines) a problem. */
 static int cmd_problem(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 {
 	if (nf < 3)
-		return kt_fail_internal(err, "problem: ID TEMPLATE SHAPE [T=x]..."), WK_ERROR;
+		return kt_fail_internal(err, "problem: ID TEMPLATE SHAPE [T=x]... [measure.NAME=VALUE]..."), WK_ERROR;
+	kt_measure m = {{0}};
+	const char *types[MAX_FIELDS];
+	int ntypes = 0;
+	for (int i = 3; i < nf; i++) {
+		int r = kt_measure_field(&m, f[i], err);
+		if (r < 0)
+			return WK_ERROR;
+		if (r == 0)
+			types[ntypes++] = f[i];
+	}
 	kt_buf diags = {0};
-	kt_tmpl_opts to = {.types = (const char *const *)f + 3, .ntypes = nf - 3};
+	kt_tmpl_opts to = {.types = types, .ntypes = ntypes};
 	kt_tmpl *t = kt_tmpl_parse(f[1], &to, &diags, err);
 	kt_buf_free(&diags);
 	int64_t shape[KT_MAX_SLOTS];
@@ -654,7 +818,7 @@ static int cmd_problem(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 		p = w->probs[w->nprobs++] = kt_xcalloc(1, sizeof *p);
 		p->id = kt_xstrdup(f[0]);
 	}
-	*p = (wk_prob){.id = p->id, .t = t};
+	*p = (wk_prob){.id = p->id, .t = t, .m = m};
 	memcpy(p->shape, shape, sizeof shape);
 	kt_tmpl_env(t, p->shape, NULL, p->env);
 	kt_buf_puts(reply, "ok");
@@ -739,49 +903,65 @@ static int cmd_eval(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 	return rc;
 }
 
-/* `retime ID ROUNDS (CUBIN KERNEL CONFIG)...`: candidates timed interleaved, round by round. */
+/* `retime ID ROUNDS (CUBIN KERNEL CONFIG)...`: candidates timed interleaved, round by round, a
+ * sample of each per round (in graph mode each its own graph, all of one size: the first
+ * candidate's estimate on the stream sizes them). */
 static int cmd_retime(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 {
 	int rounds = atoi(f[1]);
 	size_t nk = (size_t)(nf - 2) / 3;
 	if (rounds < 1 || nk < 1 || (nf - 2) % 3)
 		return kt_fail_internal(err, "retime: ID ROUNDS (CUBIN KERNEL CONFIG)..."), WK_ERROR;
-	int nsets = w->p->nsets;
 	wk_kernel *k = kt_xcalloc(nk, sizeof *k);
-	double *t = kt_xcalloc(nk * (size_t)rounds, sizeof *t);
-	int rc = events(w, 2 * nk * (size_t)rounds, err) ? WK_FAULT : WK_OK;
-	for (size_t c = 0; rc == WK_OK && c < nk; c++)
+	wk_timer *tm = kt_xcalloc(nk, sizeof *tm);
+	double *t = kt_xcalloc(nk * (size_t)rounds, sizeof *t), est[ESTIMATE_REPS] = {0}, med = 0, spread = 0;
+	size_t n = nk * (size_t)rounds;
+	int rc = events(w, 2 * (n > ESTIMATE_REPS ? n : ESTIMATE_REPS), err) ? WK_FAULT : WK_OK;
+	for (size_t c = 0; rc == WK_OK && c < nk; c++) {
 		rc = load_kernel(w, f[2 + 3 * c], f[3 + 3 * c], f[4 + 3 * c], &k[c], err);
+		tm[c] = (wk_timer){.k = &k[c], .per = 1, .flush = w->p->flush};
+	}
 	for (size_t c = 0; rc == WK_OK && c < nk; c++) /* warm-up */
-		for (int s = 0; rc == WK_OK && s < nsets; s++)
-			rc = launch(w, &k[c], s, err) ? WK_FAULT : WK_OK;
-	/* The host's cost of queueing one timed launch, measured on the first of them. */
+		for (int i = 0; rc == WK_OK && i < ESTIMATE_REPS; i++)
+			rc = sample(w, &tm[c], -1, err) ? WK_FAULT : WK_OK;
+	if (rc == WK_OK && graph_mode(w->p)) {
+		rc = time_samples(w, &tm[0], ESTIMATE_REPS, HOST_GUESS_US, est, NULL, err) ? WK_FAULT : WK_OK;
+		stats(est, ESTIMATE_REPS, &med, &spread);
+		for (size_t c = 0; rc == WK_OK && c < nk; c++)
+			rc = timer_graph(w, &tm[c], med, err) ? WK_FAULT : WK_OK;
+	}
+	/* The host's cost of queueing one timed sample, measured on the first of them. */
 	double t0 = kt_now(), host_us = 0;
 	if (rc == WK_OK)
-		rc = timed_launch(w, &k[0], 0, 0, err) || w->ops->sync(w->g, err) ? WK_FAULT : WK_OK;
+		rc = sample(w, &tm[0], -1, err) || w->ops->sync(w->g, err) ? WK_FAULT : WK_OK;
 	host_us = (kt_now() - t0) * 1e6;
 	if (rc == WK_OK)
-		rc = hold(w, hold_us((size_t)rounds * nk, host_us), err) ? WK_FAULT : WK_OK;
+		rc = hold(w, hold_us(n, host_us), err) ? WK_FAULT : WK_OK;
 	for (int r = 0; rc == WK_OK && r < rounds; r++)
 		for (size_t c = 0; rc == WK_OK && c < nk; c++)
-			rc = timed_launch(w, &k[c], (int)(((size_t)r * nk + c) % (size_t)nsets), (size_t)r * nk + c, err)
-				     ? WK_FAULT : WK_OK;
+			rc = sample(w, &tm[c], (long)((size_t)r * nk + c), err) ? WK_FAULT : WK_OK;
 	if (rc == WK_OK && w->ops->sync(w->g, err))
 		rc = WK_FAULT;
 	for (int r = 0; rc == WK_OK && r < rounds; r++)
-		for (size_t c = 0; rc == WK_OK && c < nk; c++)
-			rc = elapsed_us(w, (size_t)r * nk + c, &t[c * (size_t)rounds + (size_t)r], err) ? WK_FAULT : WK_OK;
+		for (size_t c = 0; rc == WK_OK && c < nk; c++) {
+			double *v = &t[c * (size_t)rounds + (size_t)r];
+			rc = elapsed_us(w, (size_t)r * nk + c, v, err) ? WK_FAULT : WK_OK;
+			*v /= tm[c].per;
+		}
 	if (rc == WK_OK) {
 		kt_buf_puts(reply, "ok");
 		for (size_t c = 0; c < nk; c++) {
-			double med, spread;
 			stats(t + c * (size_t)rounds, (size_t)rounds, &med, &spread);
 			kt_buf_printf(reply, "\t%.4f\t%.4f", med, spread);
 		}
 	}
-	for (size_t c = 0; c < nk; c++)
+	for (size_t c = 0; c < nk; c++) {
+		if (timer_end(w, &tm[c], rc == WK_OK ? err : NULL) && rc == WK_OK)
+			rc = WK_FAULT;
 		unload_kernel(w, &k[c]);
+	}
 	free(k);
+	free(tm);
 	free(t);
 	return rc;
 }

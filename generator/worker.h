@@ -3,17 +3,22 @@
  * A worker owns one GPU context and serves every problem of a tuning batch.  It says `ready`,
  * then answers one line per command, fields separated by tabs:
  *
- *   problem ID TEMPLATE SHAPE [T=x]...   define problem ID: a template (with its type choices)
- *                                 at a shape.  Its buffers are allocated when it is first used
- *                                 (several copies of every pointer argument, so that timed runs
- *                                 rotate through more than the L2 holds); problems stay resident
- *                                 while they fit in a quarter of the GPU's memory, the least
- *                                 recently used one is evicted to make room and made again
- *                                 (inputs, the reference's outputs) when it is used next
+ *   problem ID TEMPLATE SHAPE [T=x]... [measure.NAME=VALUE]...   define problem ID: a template
+ *                                 (with its type choices) at a shape, timed as the measurement
+ *                                 settings say (measure.h: measure.l2=warm, measure.launch=graph;
+ *                                 a setting not given is its default, whatever the template says:
+ *                                 the tuner resolved it).  Its buffers are allocated when it is
+ *                                 first used: with a cold L2, many copies of the arguments, so
+ *                                 that timed launches rotate through more than the L2 holds;
+ *                                 problems stay resident while they fit in a quarter of the GPU's
+ *                                 memory, the least recently used one is evicted to make room and
+ *                                 made again (inputs, the reference's outputs) when it is used next
  *   check CUBIN                   load the helper kernels (kt_fill_<etype>, kt_check_<etype>,
  *                                 kt_fma, kt_mma); needed before any problem is used
  *   ref ID CUBIN KERNEL CONFIG|-  run problem ID's reference once (- : the template's reference
  *                                 launch, else KERNEL at CONFIG), keep its outputs, time it
+ *                                 (every time is per launch: of launches on the stream, or of
+ *                                 replays of a CUDA graph of launches with measure.launch=graph)
  *   eval ID CUBIN KERNEL CONFIG [RACE_US]   poison outputs, reset inout buffers, run, compare
  *                                 every output element with the reference, then time; with
  *                                 RACE_US, a variant whose fastest of three estimate launches is

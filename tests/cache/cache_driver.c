@@ -50,7 +50,7 @@ static int run(const char *verb, const char *path, const char *shape_spec, const
 	kt_key key = {0};
 	kt_target target = {.id = gpu};
 	kt_toolchain tc = {0};
-	kt_problem p = {t, shape, &target, &tc};
+	kt_problem p = {.tmpl = t, .shape = shape, .target = &target, .tc = &tc};
 	kt_cache *c = kt_cache_open(&co, err);
 	int rc = -1;
 	if (c && kt_tmpl_parse_shape(t, shape_spec, shape, err) == 0 &&

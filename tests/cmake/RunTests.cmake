@@ -359,6 +359,22 @@ function(test_batch)
   endif()
 endfunction()
 
+# L2 and LAUNCH reach kt generate: the kernel's block of the batch file passes them on (kt generate
+# then times, keys and records as they say: generate.measure), a kernel without them passes none.
+function(test_measure)
+  copy_project("${FIXTURE}" src)
+  configure(src build -DKT_FIXTURE_MODE=subdir -DKT_CASE=Measure "-DKT_EXECUTABLE=${KT_EXE}")
+  expect_ok(cfg "configure")
+  file(READ "${WORK}/build/kt/batch.txt" batch)
+  string(FIND "${batch}" "\n--\n" cut)
+  string(SUBSTRING "${batch}" 0 ${cut} first)
+  string(SUBSTRING "${batch}" ${cut} -1 rest)
+  if(NOT first MATCHES "--name\nscale\n" OR NOT first MATCHES "\n--l2\nwarm\n" OR NOT first MATCHES "\n--launch\ngraph\n"
+     OR rest MATCHES "--l2|--launch")
+    fail("expected --l2 warm and --launch graph in scale's block of the batch file, and only there" "${batch}")
+  endif()
+endfunction()
+
 # A PyTorch extension's flags: find_package(Torch) puts -gencode flags into CMAKE_CUDA_FLAGS and
 # turns CMAKE_CUDA_ARCHITECTURES off.  kt keeps them out of its compiles and its keys, so the
 # committed NVIDIA H200 records hit (KT_REQUIRE_CACHE_HIT; also without KT_GPUS, through KT_GPU,

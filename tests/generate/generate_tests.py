@@ -10,6 +10,8 @@ UNROLL=4; default BLOCK=128, UNROLL=1).
              same when the shapes were just tuned and when they come from the records
   rounds     KT_AGENT=builtin/llm: a miss runs bounded tuning rounds, their history is in the record
              (kt cache show); KT_AGENT=off tunes once; a hit never calls the planner
+  measure    --l2 and --launch (and the template's @kt l2): how a miss is timed reaches the worker
+             (the fake GPU's times), the record and, away from the defaults, the key
 
 usage: generate_tests.py --kt KT --fake DIR CASE
 Python standard library only.
@@ -47,11 +49,11 @@ class Env:
     def close(self):
         shutil.rmtree(self.root, ignore_errors=True)
 
-    def generate(self, shapes, *extra, rc=0, env=None):
+    def generate(self, shapes, *extra, rc=0, env=None, template=None):
         """Runs kt generate into a fresh directory; returns (manifest or None, stderr)."""
         self.runs += 1
         out = os.path.join(self.root, "out%d" % self.runs)
-        argv = [self.kt, "generate", "--template", self.template, "--name", "scale", "--out", out,
+        argv = [self.kt, "generate", "--template", template or self.template, "--name", "scale", "--out", out,
                 "--nvcc", self.nvcc, "--cache-dir", self.cache]
         for s in shapes:
             argv += ["--shape", s]
@@ -207,7 +209,49 @@ def case_rounds(env):
     check("KT_AGENT='maybe'" in err, err)
 
 
-CASES = {"gpu_keys": case_gpu_keys, "budget": case_budget, "robust": case_robust, "rounds": case_rounds}
+def case_measure(env):
+    shape = ["n=4096"]
+    # The whole space is tuned, the stalling configuration left out (its watchdog takes 10 s).
+    with open(env.template) as f:
+        text = f.read().replace("// fake-rule: MODE=stall hang\n", "")
+    env.template = os.path.join(env.root, "scale.cu.tmpl")
+    with open(env.template, "w") as f:
+        f.write(text)
+    # The defaults: a cold L2 and stream launches; the record says so, the key has no such field.
+    env.generate(shape, "--quiet", "--strategy", "exhaustive")
+    (cold,) = [record(p) for p in env.records()]
+    check(cold["measure"] == {"l2": "cold", "launch": "stream"}, "the defaults: %s" % cold.get("measure"))
+    check(not [f for f in cold["fields"] if f.startswith("measure.")], "no measure field: %s" % cold["fields"])
+    # The fake GPU: the fastest configuration takes 100 us cold, 80% warm, 90% as a graph's node.
+    check(cold["time_us"] == 100, "cold, stream: %s us" % cold["time_us"])
+    m, _ = env.generate(shape, "--quiet", "--strategy", "exhaustive", "--l2", "warm", "--launch", "graph")
+    check(origins(m) == ["tuned"], "warm and graph are a miss of their own: %s" % origins(m))
+    (warm,) = [r for r in (record(p) for p in env.records()) if r["key"] != cold["key"]]
+    check(warm["measure"] == {"l2": "warm", "launch": "graph"}, "warm, graph: %s" % warm.get("measure"))
+    check(warm["fields"].get("measure.l2") == "warm" and warm["fields"].get("measure.launch") == "graph",
+          "the key's fields: %s" % warm["fields"])
+    check(abs(warm["time_us"] - 72) < 1e-6, "warm, graph: %s us" % warm["time_us"])
+    # Each setting finds its own record; --l2 cold is the default, so it hits the cold record.
+    m, _ = env.generate(shape, "--require-hit", "--l2", "warm", "--launch", "graph")
+    check(origins(m) == ["cache:user"] and m["shapes"][0]["key"] == warm["key"], "warm hits: %s" % m["shapes"])
+    m, _ = env.generate(shape, "--require-hit", "--l2", "cold")
+    check(origins(m) == ["cache:user"] and m["shapes"][0]["key"] == cold["key"], "cold hits: %s" % m["shapes"])
+    # The template's @kt l2 warm: warm unless the command says otherwise.
+    tmpl = os.path.join(env.root, "warm.cu.tmpl")
+    with open(env.template) as f, open(tmpl, "w") as g:
+        g.write(f.read().replace("// @kt tolerance", "// @kt l2        warm\n// @kt tolerance"))
+    m, _ = env.generate(shape, "--quiet", "--strategy", "exhaustive", template=tmpl)
+    (r,) = [r for r in (record(p) for p in env.records()) if r["key"] == m["shapes"][0]["key"]]
+    check(r["measure"]["l2"] == "warm" and r["fields"].get("measure.l2") == "warm" and r["time_us"] == 80,
+          "the template's warm: %s %s" % (r["measure"], r["time_us"]))
+    m, _ = env.generate(shape, "--quiet", "--strategy", "exhaustive", "--l2", "cold", template=tmpl)
+    (r,) = [r for r in (record(p) for p in env.records()) if r["key"] == m["shapes"][0]["key"]]
+    check(r["measure"]["l2"] == "cold" and "measure.l2" not in r["fields"] and r["time_us"] == 100,
+          "--l2 cold over the template's warm: %s %s" % (r["measure"], r["time_us"]))
+
+
+CASES = {"gpu_keys": case_gpu_keys, "budget": case_budget, "robust": case_robust, "rounds": case_rounds,
+         "measure": case_measure}
 
 
 def main():

@@ -6,9 +6,10 @@
  *            BLOCK (x8, x4, x2, x1 for 32..256) and nudged by the rest, so BLOCK is the parameter
  *            that matters.  Default, naive and floor times are recorded; a compile message
  *            holds markup, which the page must escape.
- *   single   rows=1,hidden=64: one evaluation (the default), no floor.
+ *   single   rows=1,hidden=64: one evaluation (the default), no floor; timed with a warm L2
+ *            and CUDA-graph replays.
  *   allfail  rows=2,hidden=64: three evaluations, every one failed (made by editing a record:
- *            kt itself never stores such a one).
+ *            kt itself never stores such a one), and no "measure", as the old worker wrote.
  *   corrupt  rows=3,hidden=64: a truncated file where a record should be.
  *
  * Everything here is static: include it in one test source. */
@@ -124,6 +125,7 @@ static char *fx_all_failed(const char *text)
 		cJSON_ReplaceItemInObject(e, "status", cJSON_CreateString("compile-failed"));
 		cJSON_AddStringToObject(e, "msg", "nvcc: error");
 	}
+	cJSON_DeleteItemFromObject(doc, "measure");
 	char *out = kt_json_text(doc, 1);
 	cJSON_Delete(doc);
 	return out;
@@ -151,7 +153,11 @@ static int fx_write_one(const kt_tmpl *t, int which, const char *dir, char *key,
 	int rc = kt_tmpl_parse_shape(t, fx_shapes[which], shape, err);
 	kt_target target = {.id = gpu};
 	kt_toolchain tc = {NULL, "Cuda compilation tools, release 13.0, V13.0.88", "90", "-O3"};
-	kt_problem p = {t, shape, &target, &tc};
+	kt_problem p = {.tmpl = t, .shape = shape, .target = &target, .tc = &tc};
+	if (which == FX_SINGLE) {
+		p.measure.v[KT_MEASURE_L2] = KT_L2_WARM;
+		p.measure.v[KT_MEASURE_LAUNCH] = KT_LAUNCH_GRAPH;
+	}
 	if (rc == 0)
 		rc = kt_key_make(&p, &k, err);
 	if (which == FX_MAIN)

@@ -556,7 +556,7 @@ static void test_propose(void)
 	kt_plan plan;
 	char *rev;
 	kt_toolchain tc = {0};
-	kt_problem p = {t, shape, &g, &tc};
+	kt_problem p = {.tmpl = t, .shape = shape, .target = &g, .tc = &tc};
 	/* builtin: BLOCK's best is its largest value, so the planner extends it. */
 	CHECK_INT(kt_planner_builtin.plan(NULL, &p, &r, &plan, &rev, &note, NULL, &err), 0);
 	CHECK(plan.n >= 1 && plan.props[0].kind == KT_PROP_EXTEND && plan.props[0].value == 512);

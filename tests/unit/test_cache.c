@@ -73,7 +73,7 @@ static void make_key(kt_key *k, int64_t n)
 	shapes[next] = n;
 	kt_target target = {.id = gpu};
 	kt_toolchain tc = {NULL, "nvcc 13.0", "90", "-O3"};
-	kt_problem p = {t, &shapes[next], &target, &tc};
+	kt_problem p = {.tmpl = t, .shape = &shapes[next], .target = &target, .tc = &tc};
 	next = (next + 1) % 64;
 	kt_err err = {0};
 	CHECK(kt_key_make(&p, k, &err) == 0);
@@ -101,7 +101,7 @@ static void store(kt_cache *c, const kt_key *k, uint16_t b, uint16_t v)
 	kt_err err = {0};
 	kt_target target = {.id = gpu};
 	kt_toolchain tc = {0};
-	kt_problem p = {t, shape, &target, &tc};
+	kt_problem p = {.tmpl = t, .shape = shape, .target = &target, .tc = &tc};
 	CHECK(kt_cache_store(c, k, &p, &r, NULL, &err) == 0);
 	kt_tune_result_free(&r);
 }
@@ -110,7 +110,7 @@ static int lookup(kt_cache *c, const kt_key *k, uint16_t *cfg, kt_tier *tier)
 {
 	kt_target target = {.id = gpu};
 	kt_toolchain tc = {0};
-	kt_problem p = {t, shape, &target, &tc};
+	kt_problem p = {.tmpl = t, .shape = shape, .target = &target, .tc = &tc};
 	return kt_cache_lookup(c, k, &p, cfg, tier, NULL);
 }
 

@@ -114,8 +114,10 @@ static const char *const types_b[] = {"T=half", "LSE=base2"};
 
 static kt_farm_list list3(kt_farm_miss *m)
 {
-	m[0] = (kt_farm_miss){"a", KT_FARM_TEMPLATE, NULL, 0, "90", "nvcc", "-O3", NULL, "n=4096", "0123456789abcdef0123456789abcdef"};
-	m[1] = (kt_farm_miss){"b", KT_FARM_TEMPLATE, types_b, 2, "90a", "/usr/local/cuda/bin/nvcc", NULL, NULL, "n=8192", NULL};
+	m[0] = (kt_farm_miss){"a", KT_FARM_TEMPLATE, NULL, 0, "90", "nvcc", "-O3", NULL, "n=4096", "0123456789abcdef0123456789abcdef",
+			      {NULL, NULL}};
+	m[1] = (kt_farm_miss){"b", KT_FARM_TEMPLATE, types_b, 2, "90a", "/usr/local/cuda/bin/nvcc", NULL, NULL, "n=8192", NULL,
+			      {"warm", NULL}};
 	m[2] = m[0]; /* the same problem under another name: one task tunes it */
 	m[2].name = "a_again";
 	return (kt_farm_list){.gpu = "NVIDIA H100", .remote = "http://cache:8080/kt", .farm = "constraint=h100",
@@ -154,6 +156,8 @@ static void test_list(void)
 	CHECK_STR(r.misses[1].types[1], "LSE=base2");
 	CHECK_STR(r.misses[1].arch, "90a");
 	CHECK_STR(r.misses[1].shape, "n=8192");
+	CHECK_STR(r.misses[1].measure[KT_MEASURE_L2], "warm"); /* the node's kt generate gets --l2 warm */
+	CHECK(r.misses[1].measure[KT_MEASURE_LAUNCH] == NULL && r.misses[0].measure[KT_MEASURE_L2] == NULL);
 	CHECK(r.misses[1].template_path[0] == '/');
 	kt_farm_list_free(&r);
 	kt_farm_spec_free(&spec);

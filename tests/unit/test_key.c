@@ -57,6 +57,7 @@ struct input {
 	int64_t n;
 	kt_gpu_id gpu;
 	const char *compiler, *arch, *flags;
+	kt_measure measure;  /* zero: the defaults */
 };
 
 static struct input base(void)
@@ -92,7 +93,7 @@ static int key_of(const struct input *in, char hex[KT_KEY_HEX], kt_buf *fields)
 	kt_key k = {0};
 	kt_target target = {.id = in->gpu};
 	kt_toolchain tc = {NULL, in->compiler, in->arch, in->flags};
-	kt_problem p = {t, &in->n, &target, &tc};
+	kt_problem p = {.tmpl = t, .shape = &in->n, .target = &target, .tc = &tc, .measure = in->measure};
 	int rc = kt_key_make(&p, &k, &err);
 	if (rc == 0) {
 		memcpy(hex, k.hex, KT_KEY_HEX);
@@ -143,6 +144,7 @@ static void test_stable(char *base_hex)
 	CHECK(strstr(f, "\nshape=n=4096\n") != NULL);
 	CHECK(strstr(f, "\ngpu.name=NVIDIA H200\ngpu.cc=9.0\ngpu.sms=132\ngpu.l2_bytes=52428800\ngpu.smem_optin=232448\n"));
 	CHECK(strstr(f, "\narch=90\nflags=-O3\n") != NULL);
+	CHECK(strstr(f, "measure.") == NULL); /* the settings at their defaults: no field (measure.h) */
 	CHECK(strstr(f, tmpdir) == NULL);
 	char hex[KT_KEY_HEX];
 	kt_key_of_fields(fields.data, fields.len, hex);
@@ -174,6 +176,8 @@ static void test_sensitive(const char *b)
 	VARY("the compiler", in.compiler = "Cuda compilation tools, release 12.8, V12.8.93");
 	VARY("the architecture", in.arch = "100");
 	VARY("the flags", in.flags = "-O3 --use_fast_math");
+	VARY("a warm L2", in.measure.v[KT_MEASURE_L2] = KT_L2_WARM);
+	VARY("graph launches", in.measure.v[KT_MEASURE_LAUNCH] = KT_LAUNCH_GRAPH);
 #undef VARY
 }
 
@@ -237,6 +241,31 @@ static void test_option_field(const char *base_hex)
 	kt_buf_free(&f0);
 	kt_buf_free(&f1);
 	kt_buf_free(&fb);
+}
+
+/* The measurement settings: a setting away from its default is a field at the end of the text;
+ * at the defaults there is none, so the keys of the records measured before the settings existed
+ * (the committed cache/, which CI requires to hit) are the keys of cold, stream timing. */
+static void test_measure_fields(const char *base_hex)
+{
+	struct input in = base();
+	in.dir = "m";
+	char h[KT_KEY_HEX], hw[KT_KEY_HEX], hg[KT_KEY_HEX];
+	kt_buf f = {0};
+	in.measure.v[KT_MEASURE_L2] = KT_L2_COLD; /* the defaults given explicitly */
+	in.measure.v[KT_MEASURE_LAUNCH] = KT_LAUNCH_STREAM;
+	CHECK(key_of(&in, h, NULL) == 0);
+	CHECK_STR(h, base_hex);
+	in.measure.v[KT_MEASURE_L2] = KT_L2_WARM;
+	CHECK(key_of(&in, hw, &f) == 0);
+	const char *end = kt_buf_str(&f) + f.len - strlen("\nflags=-O3\nmeasure.l2=warm\n");
+	CHECK(f.len > 40 && !strcmp(end, "\nflags=-O3\nmeasure.l2=warm\n"));
+	kt_buf_reset(&f);
+	in.measure.v[KT_MEASURE_LAUNCH] = KT_LAUNCH_GRAPH;
+	CHECK(key_of(&in, hg, &f) == 0);
+	CHECK(strstr(kt_buf_str(&f), "\nflags=-O3\nmeasure.l2=warm\nmeasure.launch=graph\n") != NULL);
+	CHECK(strcmp(hw, base_hex) != 0 && strcmp(hg, base_hex) != 0 && strcmp(hw, hg) != 0);
+	kt_buf_free(&f);
 }
 
 static void test_escape(void)
@@ -322,6 +351,7 @@ int main(void)
 	test_sensitive(base_hex);
 	test_space_fields();
 	test_option_field(base_hex);
+	test_measure_fields(base_hex);
 	test_escape();
 	test_compiler();
 	if (check_failed == 0)

@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "check.h"
+#include "json.h"
 #include "record.h"
 #include "tune.h"
 #include "space.h"
@@ -34,7 +35,7 @@ static int64_t shape[1] = {1536};
 static const kt_gpu_id gpu = {"NVIDIA H200", 9, 0, 132, 52428800, 232448};
 static kt_target target_h200 = {.id = {"NVIDIA H200", 9, 0, 132, 52428800, 232448}};
 static kt_toolchain tc_none;
-static kt_problem prob = {NULL, shape, &target_h200, &tc_none}; /* tmpl set in main */
+static kt_problem prob = {.tmpl = NULL, .shape = shape, .target = &target_h200, .tc = &tc_none}; /* tmpl set in main */
 
 static void add_eval(kt_tune_result *r, const uint16_t *cfg, kt_status st, double us, const char *msg)
 {
@@ -76,7 +77,7 @@ static void make_key(kt_key *k, const char *flags)
 {
 	kt_target target = {.id = gpu};
 	kt_toolchain tc = {NULL, "Cuda compilation tools, release 13.0, V13.0.88", "90", flags};
-	kt_problem p = {t, shape, &target, &tc};
+	kt_problem p = {.tmpl = t, .shape = shape, .target = &target, .tc = &tc};
 	kt_err err = {0};
 	CHECK(kt_key_make(&p, k, &err) == 0);
 }
@@ -177,6 +178,12 @@ static void test_round_trip(void)
 	CHECK_STR(cJSON_GetObjectItem(d, "tool")->valuestring, "kt " KT_VERSION);
 	CHECK_STR(cJSON_GetObjectItem(d, "driver")->valuestring, "13.0");
 	CHECK(strlen(cJSON_GetObjectItem(d, "date")->valuestring) == 20);
+	/* How the times were taken: every setting, the defaults too. */
+	CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "measure"), "l2")->valuestring, "cold");
+	CHECK_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "measure"), "launch")->valuestring, "stream");
+	kt_measure m;
+	kt_record_measure(&rec, &m);
+	CHECK(m.v[KT_MEASURE_L2] == KT_L2_COLD && m.v[KT_MEASURE_LAUNCH] == KT_LAUNCH_STREAM);
 	kt_record_free(&rec);
 
 	/* Every way of being wrong is refused, with a reason. */
@@ -404,6 +411,39 @@ static void test_result(void)
 	kt_tune_result_free(&r);
 }
 
+/* A record says how its times were taken, and its key says so when that is not the default; one
+ * of the old worker (no "measure") reads as measured the old way. */
+static void test_measure(void)
+{
+	kt_tune_result r;
+	make_result(&r);
+	kt_problem p = prob;
+	p.measure.v[KT_MEASURE_L2] = KT_L2_WARM;
+	p.measure.v[KT_MEASURE_LAUNCH] = KT_LAUNCH_GRAPH;
+	kt_key k = {0};
+	kt_err err = {0};
+	CHECK(kt_key_make(&p, &k, &err) == 0);
+	CHECK(strstr(kt_buf_str(&k.fields), "\nmeasure.l2=warm\nmeasure.launch=graph\n") != NULL);
+	char *text = kt_record_json(&k, &p, &r, NULL, &err);
+	kt_record rec;
+	CHECK(text && kt_record_read(text, strlen(text), &rec, &err) == 0);
+	kt_measure m;
+	kt_record_measure(&rec, &m);
+	CHECK(m.v[KT_MEASURE_L2] == KT_L2_WARM && m.v[KT_MEASURE_LAUNCH] == KT_LAUNCH_GRAPH);
+	CHECK_STR(kt_json_str(cJSON_GetObjectItem(rec.doc, "fields"), "measure.l2"), "warm");
+	cJSON_DeleteItemFromObject(rec.doc, "measure"); /* as the old worker wrote it */
+	kt_record_measure(&rec, &m);
+	CHECK(m.v[KT_MEASURE_L2] == KT_MEASURE_UNSET && m.v[KT_MEASURE_LAUNCH] == KT_MEASURE_UNSET);
+	kt_buf how = {0};
+	kt_measure_describe(&m, &how);
+	CHECK_STR(kt_buf_str(&how), "L2 as the old worker left it, stream launches");
+	kt_buf_free(&how);
+	kt_record_free(&rec);
+	free(text);
+	kt_key_free(&k);
+	kt_tune_result_free(&r);
+}
+
 int main(void)
 {
 	kt_buf diags = {0};
@@ -419,6 +459,7 @@ int main(void)
 	test_gpu_doc();
 	test_mutations();
 	test_result();
+	test_measure();
 	kt_tmpl_free(t);
 	kt_buf_free(&diags);
 	return check_done();

@@ -199,10 +199,21 @@ static void test_page(void)
 	free(sec);
 	sec = section(s, keys[FX_SINGLE]);
 	CHECK(sec && strstr(sec, "naive: not in the record") && strstr(sec, "no floor"));
+	/* how the times were taken: in the heading when not the defaults, and in the facts */
+	CHECK(sec && strstr(sec, "<span class=\"variant\">T=half, arch 90, flags -O3, warm L2, CUDA-graph replays on NVIDIA "
+				 "H200</span>"));
+	CHECK(sec && strstr(sec, " us (warm L2, CUDA-graph replays); default"));
 	free(sec);
-	/* sorted by shape as numbers: rows=1, rows=2, rows=4096 */
+	sec = section(s, keys[FX_MAIN]);
+	CHECK(sec && strstr(sec, " us (cold L2, stream launches); default"));
+	CHECK(sec && strstr(sec, "<span class=\"variant\">T=half, arch 90, flags -O3 on NVIDIA H200</span>"));
+	free(sec);
+	sec = section(s, keys[FX_ALLFAIL]);
+	CHECK(sec && strstr(sec, " us (L2 as the old worker left it, stream launches); default"));
+	free(sec);
+	/* sorted by variant, then by shape as numbers: rows=2, rows=4096, then the warm L2's rows=1 */
 	const char *a = strstr(s, keys[FX_SINGLE]), *b = strstr(s, keys[FX_ALLFAIL]), *c = strstr(s, keys[FX_MAIN]);
-	CHECK(a && b && c && a < b && b < c);
+	CHECK(a && b && c && b < c && c < a);
 
 	/* the same directory twice: each key once */
 	kt_report_dir twice[2] = {{root, "--cache-dir"}, {root, "--project-cache"}};

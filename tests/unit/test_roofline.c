@@ -90,7 +90,7 @@ static int tune(const kt_tmpl *t, const char *cache, kt_tune_result *r)
 	o.near_floor = -1;
 	int64_t shape[1] = {4096};
 	kt_toolchain tc = {KT_FAKE_DIR "/fake_nvcc.py", "", "", ""};
-	kt_problem p = {t, shape, NULL, &tc};
+	kt_problem p = {.tmpl = t, .shape = shape, .target = NULL, .tc = &tc};
 	kt_err err = {0};
 	int rc = kt_tune(&p, &o, r, &err);
 	if (rc)
@@ -143,7 +143,7 @@ static void test_ceilings(const char *dir)
 	kt_gpu_id gpu = {.name = "NVIDIA H200", .cc_major = 9, .sms = 132};
 	kt_target target = {.id = gpu};
 	kt_toolchain tc = {NULL, "nvcc", "sm_90", ""};
-	kt_problem ki = {tensor, shape, &target, &tc}, kf = ki;
+	kt_problem ki = {.tmpl = tensor, .shape = shape, .target = &target, .tc = &tc}, kf = ki;
 	kf.tmpl = fma;
 	kt_key a = {0}, b = {0};
 	kt_err err = {0};

@@ -216,7 +216,7 @@ static void test_record_round_trip(void)
 	make_result(&r);
 	kt_target target = {.id = gpu};
 	kt_toolchain tc = {NULL, "Cuda compilation tools, release 13.0, V13.0.88", "90", "-O3"};
-	kt_problem p = {t, shape, &target, &tc};
+	kt_problem p = {.tmpl = t, .shape = shape, .target = &target, .tc = &tc};
 	CHECK(kt_key_make(&p, &k, &err) == 0);
 	char *json = kt_record_json(&k, &p, &r, NULL, &err);
 	CHECK(json && kt_record_read(json, strlen(json), &rec, &err) == 0);

@@ -622,9 +622,56 @@ static void test_target(void)
 	}
 }
 
+/* `l2` and `launch`: how the tuner times the variants (measure.h); unset where not given, so that
+ * a command's setting, else the template's, else the default applies. */
+static void test_measure(void)
+{
+	static const struct {
+		const char *lines;
+		int l2, launch;   /* the settings; l2 -2: an error */
+		const char *diag;
+	} cases[] = {
+		{"", KT_MEASURE_UNSET, KT_MEASURE_UNSET, NULL},
+		{"// @kt l2 warm\n", KT_L2_WARM, KT_MEASURE_UNSET, NULL},
+		{"// @kt l2 cold\n//  @kt  launch\tgraph  \n", KT_L2_COLD, KT_LAUNCH_GRAPH, NULL},
+		{"// @kt launch stream\n", KT_MEASURE_UNSET, KT_LAUNCH_STREAM, NULL},
+		{"// @kt l2 hot\n", -2, 0,
+		 "m.cu.tmpl:7:11: error: unknown L2 state 'hot' after 'l2' (expected cold or warm)\n// @kt l2 hot\n          ^\n"},
+		{"// @kt launch grph\n", -2, 0,
+		 "m.cu.tmpl:7:15: error: unknown launch mode 'grph' after 'launch'; did you mean 'graph'?\n"
+		 "// @kt launch grph\n              ^\n"},
+		{"// @kt l2 warm warm\n", -2, 0,
+		 "m.cu.tmpl:7:16: error: expected the end of the line after 'l2 warm' but found 'warm'\n"
+		 "// @kt l2 warm warm\n               ^\n"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		kt_buf src = {0}, diags = {0};
+		kt_err err = {0};
+		kt_buf_printf(&src,
+			      "// @kt kernel k\n// @kt shape n\n// @kt param BLOCK in 64, 128\n// @kt grid n\n"
+			      "// @kt block BLOCK\n// @kt arg out float[n] out\n%s// @kt arg n int = n\n"
+			      "__global__ void k(float *out, int n) {}\n",
+			      cases[i].lines);
+		kt_tmpl *t = kt_tmpl_parse_text("m.cu.tmpl", src.data, src.len, NULL, &diags, &err);
+		if (cases[i].l2 == -2) {
+			CHECK(t == NULL);
+			CHECK_STR(kt_buf_str(&diags), cases[i].diag);
+		} else {
+			CHECK(t != NULL);
+			if (!t)
+				fprintf(stderr, "%s", kt_buf_str(&diags));
+			CHECK(t && t->measure.v[KT_MEASURE_L2] == cases[i].l2 && t->measure.v[KT_MEASURE_LAUNCH] == cases[i].launch);
+		}
+		kt_tmpl_free(t);
+		kt_buf_free(&src);
+		kt_buf_free(&diags);
+	}
+}
+
 int main(void)
 {
 	test_structure();
+	test_measure();
 	test_shape_config();
 	test_env_launch();
 	test_includes();

@@ -48,7 +48,7 @@ static void put(kt_cache *c, const kt_tmpl *tm, const kt_gpu_id *gpu, const kt_t
 	int64_t shape[2] = {rows, hidden};
 	kt_target target;
 	kt_target_from_id(gpu, &target);
-	kt_problem p = {tm, shape, &target, tc};
+	kt_problem p = {.tmpl = tm, .shape = shape, .target = &target, .tc = tc};
 	kt_tune_result r = {.nparams = tm->nparams, .best = 0};
 	snprintf(r.strategy, sizeof r.strategy, "bestfirst");
 	kt_err err = {0};
@@ -101,7 +101,7 @@ static void seeds_of(const char *const *dirs, int ndirs, int64_t rows, int64_t h
 	int64_t shape[2] = {rows, hidden};
 	kt_target target;
 	kt_target_from_id(&h200, &target);
-	kt_problem p = {t, shape, &target, &tc13};
+	kt_problem p = {.tmpl = t, .shape = shape, .target = &target, .tc = &tc13};
 	uint16_t *seeds = NULL;
 	size_t n = 99;
 	kt_transfer_seeds(&p, dirs, ndirs, &seeds, &n, why);
@@ -235,7 +235,7 @@ static kt_seed_source source(double distance, const char *shape, const char *con
 static void pick(kt_seed_source *src, size_t nsrc, int64_t hidden, kt_buf *got)
 {
 	int64_t shape[2] = {4, hidden};
-	kt_problem p = {t, shape, NULL, NULL};
+	kt_problem p = {.tmpl = t, .shape = shape, .target = NULL, .tc = NULL};
 	uint16_t seeds[(KT_TRANSFER_SEEDS + 1) * 2];
 	size_t n = kt_transfer_pick(&p, src, nsrc, seeds);
 	CHECK(n <= KT_TRANSFER_SEEDS);

@@ -41,7 +41,7 @@ static kt_tune_opts fake_opts(const char *workdir)
 
 static int tune(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, kt_tune_result *r, kt_err *err)
 {
-	kt_problem p = {t, shape, NULL, &fake_tc};
+	kt_problem p = {.tmpl = t, .shape = shape, .target = NULL, .tc = &fake_tc};
 	return kt_tune(&p, o, r, err);
 }
 

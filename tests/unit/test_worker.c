@@ -170,6 +170,133 @@ static void test_protocol(void)
 	}
 }
 
+/* Runs one job on p; its reply's first number (or -1 when it did not pass), its reply in *reply. */
+static double run_one(kt_pool *p, const char *cmd, char **reply)
+{
+	kt_err err = {0};
+	kt_job j = {(char *)cmd, KT_OK, NULL, 30};
+	double v = kt_pool_run(p, &j, 1, &err) == 0 && j.status == KT_OK && j.reply ? atof(j.reply) : -1;
+	if (reply)
+		*reply = j.reply ? kt_xstrdup(j.reply) : NULL;
+	kt_job_clear(&j);
+	return v;
+}
+
+/* The measurement settings reach the worker on the problem line and change how it times: the
+ * fake GPU's launch takes 80% of its time when its input is in the fake's L2 (warm), 90% as a
+ * node of a replayed graph.  Cold (the default) rotates through argument sets that span more than
+ * the L2, so every timed launch misses it. */
+static void test_measure_modes(void)
+{
+	kt_err err = {0};
+	char *chk = check_module(), *good = module("good.cubin", "ok", 40), *slow = module("slow.cubin", "ok", 80);
+	kt_pool *p = pool_with(chk, "C", "n=1000", &err);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	static const struct {
+		const char *id, *fields;
+		double good, slow; /* us per launch */
+	} modes[] = {
+		{"C", "", 40, 80},
+		{"W", "\tmeasure.l2=warm", 32, 64},
+		{"G", "\tmeasure.launch=graph", 36, 72},
+		{"WG", "\tmeasure.launch=graph\tmeasure.l2=warm", 28.8, 57.6},
+	};
+	kt_buf cmd = {0};
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+		kt_buf_reset(&cmd);
+		kt_buf_printf(&cmd, "problem\t%s\t%s\tn=1000%s", modes[i].id, KT_FAKE_DIR "/scale.cu.tmpl", modes[i].fields);
+		CHECK_INT(kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err), 0);
+		kt_buf_reset(&cmd);
+		kt_buf_printf(&cmd, "ref\t%s\t%s\tscale\t%s", modes[i].id, good, cfg);
+		const char *reply = NULL;
+		CHECK_INT(kt_pool_setup(p, kt_buf_str(&cmd), &reply, &err), 0);
+		CHECK(reply && fabs(atof(reply) - modes[i].good) < 1e-3);
+		for (int twice = 0; twice < 2; twice++) { /* the second eval goes on with the rotation */
+			kt_buf_reset(&cmd);
+			kt_buf_printf(&cmd, "eval\t%s\t%s\tscale\t%s", modes[i].id, good, cfg);
+			double us = run_one(p, kt_buf_str(&cmd), NULL);
+			if (fabs(us - modes[i].good) > 1e-3) {
+				check_failed++;
+				fprintf(stderr, "problem %s: eval took %g us, want %g\n", modes[i].id, us, modes[i].good);
+			}
+		}
+		/* Re-timing, interleaved, in the same mode; racing compares the same measure. */
+		kt_buf_reset(&cmd);
+		kt_buf_printf(&cmd, "retime\t%s\t10\t%s\tscale\t%s\t%s\tscale\t%s", modes[i].id, slow, cfg, good, cfg);
+		char *rt = NULL;
+		double m1 = 0, s1 = -1, m2 = 0, s2 = -1;
+		run_one(p, kt_buf_str(&cmd), &rt);
+		CHECK(rt && sscanf(rt, "%lf\t%lf\t%lf\t%lf", &m1, &s1, &m2, &s2) == 4);
+		CHECK(fabs(m1 - modes[i].slow) < 1e-3 && fabs(m2 - modes[i].good) < 1e-3 && s1 == 0 && s2 == 0);
+		free(rt);
+		kt_buf_reset(&cmd);
+		kt_buf_printf(&cmd, "eval\t%s\t%s\tscale\t%s\t%g", modes[i].id, slow, cfg, (modes[i].good + modes[i].slow) / 2);
+		char *race = NULL;
+		CHECK(fabs(run_one(p, kt_buf_str(&cmd), &race) - modes[i].slow) < 1e-3);
+		CHECK(race && strstr(race, "\traced"));
+		free(race);
+	}
+	/* A setting the worker does not know is an error, not a type choice. */
+	kt_buf_reset(&cmd);
+	kt_buf_printf(&cmd, "problem\tX\t%s\tn=1000\tmeasure.l2=lukewarm", KT_FAKE_DIR "/scale.cu.tmpl");
+	CHECK_INT(kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err), -1);
+	CHECK(strstr(err.msg, "unknown L2 state 'lukewarm'") != NULL);
+	kt_buf_free(&cmd);
+	kt_pool_free(p);
+	char *paths[] = {chk, good, slow};
+	for (size_t i = 0; i < 3; i++) {
+		unlink(paths[i]);
+		free(paths[i]);
+	}
+}
+
+/* The fake GPU's graphs: launches are captured, not run; nothing else may be called meanwhile;
+ * a replay runs the nodes, each a tenth faster than from the stream. */
+static void test_fake_graph(void)
+{
+	const kt_gpu_ops *ops = kt_gpu_fake();
+	kt_err err = {0};
+	kt_gpu *g = ops->open(0, &err);
+	const char text[] = "// fake-time-us: 10\n__global__ void scale(float *out, const float *x, int n) {}\n";
+	void *mod = NULL, *fn = NULL, *graph = NULL, *exec = NULL, *ev[2];
+	float in[4] = {1, 2, 3, 4}, out[4] = {0}, ms = 0;
+	kt_dptr dout = (kt_dptr)(uintptr_t)out, din = (kt_dptr)(uintptr_t)in;
+	int n = 4;
+	void *params[] = {&dout, &din, &n};
+	int64_t one[3] = {1, 1, 1};
+	CHECK_INT(ops->load(g, text, sizeof text - 1, &mod, &err), 0);
+	CHECK_INT(ops->function(g, mod, "scale", &fn), 0);
+	CHECK_INT(ops->event_new(g, &ev[0], &err) | ops->event_new(g, &ev[1], &err), 0);
+	CHECK_INT(ops->capture_begin(g, &err), 0);
+	CHECK_INT(ops->launch(g, fn, one, one, 0, params, &err), 0);
+	CHECK_INT(ops->launch(g, fn, one, one, 0, params, &err), 0);
+	CHECK(out[0] == 0); /* captured, not run */
+	CHECK_INT(ops->memset8(g, dout, 0, sizeof out, &err), -1);
+	CHECK(strstr(err.msg, "while capturing a graph") != NULL);
+	CHECK_INT(ops->capture_end(g, &graph, &err), 0);
+	void *none = NULL;
+	CHECK_INT(ops->capture_end(g, &none, &err), -1); /* no capture to end */
+	CHECK(none == NULL);
+	CHECK_INT(ops->capture_begin(g, &err), 0);
+	CHECK_INT(ops->capture_end(g, &exec, &err), 0);
+	ops->graph_free(g, exec);
+	CHECK_INT(ops->graph_instantiate(g, graph, &exec, &err), 0);
+	ops->graph_free(g, graph);
+	CHECK_INT(ops->record(g, ev[0], &err), 0);
+	CHECK_INT(ops->graph_launch(g, exec, &err), 0);
+	CHECK_INT(ops->record(g, ev[1], &err), 0);
+	CHECK_INT(ops->elapsed_ms(g, ev[0], ev[1], &ms, &err), 0);
+	CHECK(out[3] == 8); /* run: out = 2 * x */
+	CHECK(fabs(ms * 1e3 - (10 * 0.9 + 10 * 0.9 * 0.8)) < 1e-3); /* the first node misses the fake's L2, the second hits */
+	ops->graph_exec_free(g, exec);
+	ops->event_free(g, ev[0]);
+	ops->event_free(g, ev[1]);
+	ops->unload(g, mod);
+	ops->close(g);
+}
+
 /* A reference that faults is a setup failure, not a variant's. */
 static void test_bad_reference(void)
 {
@@ -428,6 +555,8 @@ int main(void)
 	test_proc();
 	test_protocol();
 	test_bad_reference();
+	test_measure_modes();
+	test_fake_graph();
 	test_problems();
 	test_orphan();
 	test_sweep();

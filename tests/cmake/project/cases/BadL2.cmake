@@ -1,0 +1,1 @@
+kt_add_tuned_kernel(fixture_app NAME scale TEMPLATE scale.cu.tmpl SHAPES n=1024 L2 hot)

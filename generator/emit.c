@@ -166,7 +166,12 @@ static const char smem_opt_in[] =
 
 void kt_emit_variant(const kt_tmpl *t, const uint16_t *cfg, const char *symbol, kt_buf *out)
 {
-	char *tpath = abs_path(t->path);
+	kt_emit_variant_from(t, NULL, cfg, symbol, out);
+}
+
+void kt_emit_variant_from(const kt_tmpl *t, const char *path, const uint16_t *cfg, const char *symbol, kt_buf *out)
+{
+	char *tpath = abs_path(path ? path : t->path);
 	kt_buf args = {0}, cfgtext = {0};
 	kt_tmpl_arglist(t, 0, &args);
 	kt_tmpl_format_config(t, cfg, &cfgtext);
@@ -281,7 +286,12 @@ int kt_emit_prelude(const kt_tmpl *t, kt_buf *out)
 
 void kt_emit_part(const kt_tmpl *t, const uint16_t *cfg, const char *symbol, kt_buf *out)
 {
-	char *tpath = abs_path(t->path);
+	kt_emit_part_from(t, NULL, cfg, symbol, out);
+}
+
+void kt_emit_part_from(const kt_tmpl *t, const char *path, const uint16_t *cfg, const char *symbol, kt_buf *out)
+{
+	char *tpath = abs_path(path ? path : t->path);
 	kt_buf cfgtext = {0};
 	kt_tmpl_format_config(t, cfg, &cfgtext);
 	kt_buf_printf(out, "\n// kt part: %s\n// configuration: %s\n", symbol, kt_buf_str(&cfgtext));
@@ -298,6 +308,57 @@ void kt_emit_part(const kt_tmpl *t, const uint16_t *cfg, const char *symbol, kt_
 	kt_arena_free(a);
 	kt_buf_free(&cfgtext);
 	free(tpath);
+}
+
+/* ---- the template without its reference ---------------------------------------------------- */
+
+/* The line s[0..n) of the template, its local include made absolute when the header exists
+ * beside the template (dir): the text is compiled from elsewhere. */
+static void put_line(const char *s, size_t n, const char *dir, kt_buf *out)
+{
+	size_t len;
+	const char *name = kt_cusrc_local_include(s, n, &len);
+	kt_buf rel = {0};
+	if (name && name[0] != '/')
+		kt_buf_add(&rel, name, len);
+	char *path = rel.len ? kt_path_join(dir, kt_buf_str(&rel)) : NULL;
+	if (path && access(path, R_OK) == 0) {
+		char *a = abs_path(path);
+		kt_buf_printf(out, "#include \"%s\"", a);
+		free(a);
+	} else {
+		kt_buf_add(out, s, n);
+	}
+	kt_buf_free(&rel);
+	free(path);
+}
+
+int kt_emit_unreferenced(const kt_tmpl *t, kt_buf *out)
+{
+	size_t from, to;
+	if (!t->reference || kt_cusrc_global_def(t->src, t->srclen, t->reference, &from, &to))
+		return 1;
+	char *tpath = abs_path(t->path), *dir = kt_path_dir(tpath);
+	kt_buf text = {0};
+	kt_buf_add(&text, t->src, from);
+	for (size_t i = from; i < to; i++) /* its lines kept empty: diagnostics keep their lines */
+		if (t->src[i] == '\n')
+			kt_buf_putc(&text, '\n');
+	kt_buf_add(&text, t->src + to, t->srclen - to);
+	kt_buf_printf(out, "#line 1 \"%s\"\n", tpath);
+	for (size_t bol = 0; bol < text.len;) {
+		size_t eol = bol;
+		while (eol < text.len && text.data[eol] != '\n')
+			eol++;
+		put_line(text.data + bol, eol - bol, dir, out);
+		if (eol < text.len)
+			kt_buf_putc(out, '\n');
+		bol = eol + 1;
+	}
+	kt_buf_free(&text);
+	free(dir);
+	free(tpath);
+	return 0;
 }
 
 /* ---- the plan: distinct variants and the tables ----------------------------------------- */

@@ -47,6 +47,7 @@ typedef struct group {
 	char **flagv;     /* the toolchain's flags as words */
 	char *flagwords;
 	char arch[16];
+	char *noref;      /* the template without its reference kernel, in the work dir (kt_emit_unreferenced); NULL: none */
 } group;
 
 enum { U_NEW, U_COMPILING, U_DONE };
@@ -246,31 +247,48 @@ static long unit_add(tuner *tu)
 	return (long)tu->nunits++;
 }
 
-/* The unit of configuration cfg of task k's group: found, or made (U_NEW). */
-static long unit_of(tuner *tu, int k, const uint16_t *cfg)
+/* 1 when cfg is template t's default configuration. */
+static int is_default(const kt_tmpl *t, const uint16_t *cfg)
+{
+	for (int i = 0; i < t->nparams; i++)
+		if (cfg[i] != t->params[i].def)
+			return 0;
+	return 1;
+}
+
+/* The unit of configuration cfg of task k's group: found, or made (U_NEW).  Its text includes
+ * the group's copy of the template without its reference kernel (group.noref) unless it is the
+ * default's, which runs the reference: so nvcc compiles the reference once, not in every unit.
+ * With ref, a unit that holds the reference whatever its configuration (a task whose default
+ * is infeasible runs its reference from another configuration's unit): never packed. */
+static long unit_make(tuner *tu, int k, const uint16_t *cfg, int ref)
 {
 	const task *ta = &tu->tasks[k];
 	group *g = tu->groups[ta->group];
+	int whole = !g->noref || is_default(ta->t, cfg), alone = ref && !whole;
 	char sym[150], name[160];
 	kt_emit_symbol(ta->t, ta->t->kernel, cfg, sym, sizeof sym);
-	snprintf(name, sizeof name, "%s_g%d", sym, ta->group);
+	snprintf(name, sizeof name, "%s_g%d%s", sym, ta->group, alone ? "_ref" : "");
 	long u = unit_find(tu, name);
 	if (u >= 0)
 		return u;
 	u = unit_add(tu);
 	unitrec *ur = &tu->units[u];
+	const char *from = whole || alone ? NULL : g->noref;
 	ur->group = ta->group;
 	ur->state = U_NEW;
 	snprintf(ur->sym, sizeof ur->sym, "%s", sym);
 	snprintf(ur->u.name, sizeof ur->u.name, "%s", name);
 	snprintf(ur->u.entry, sizeof ur->u.entry, "%s_kernel", sym);
 	ur->u.cc = &g->cc;
-	kt_emit_variant(ta->t, cfg, sym, &ur->u.src);
-	if (g->cc.prelude)
-		kt_emit_part(ta->t, cfg, sym, &ur->u.part);
+	kt_emit_variant_from(ta->t, from, cfg, sym, &ur->u.src);
+	if (g->cc.prelude && !alone)
+		kt_emit_part_from(ta->t, from, cfg, sym, &ur->u.part);
 	index_put(tu, u);
 	return u;
 }
+
+static long unit_of(tuner *tu, int k, const uint16_t *cfg) { return unit_make(tu, k, cfg, 0); }
 
 /* ---- compile groups ---------------------------------------------------------------------------- */
 
@@ -283,6 +301,7 @@ static void group_free(group *g)
 	free(g->deps);
 	free(g->flagv);
 	free(g->flagwords);
+	free(g->noref);
 }
 
 /* Two toolchains that build the same way (NULL and "" alike), wherever they are kept: each
@@ -329,6 +348,15 @@ static int group_of(tuner *tu, const kt_tmpl *t, const kt_toolchain *tc, kt_err 
 			      tu->workdir, (const char *const *)g->deps, g->ndeps, NULL, o->pack > 0 ? o->pack : KT_TUNE_PACK};
 	if (g->cc.pack > 1 && kt_emit_prelude(t, &g->prelude) == 0)
 		g->cc.prelude = kt_buf_str(&g->prelude);
+	kt_buf text = {0}, name = {0};
+	kt_buf_printf(&name, "g%d_%s_noref.cuh", tu->ngroups, t->kernel);
+	g->noref = kt_path_join(tu->workdir, kt_buf_str(&name));
+	if (kt_emit_unreferenced(t, &text) || kt_write_atomic(g->noref, text.data, text.len, NULL)) {
+		free(g->noref); /* the reference stays in every unit */
+		g->noref = NULL;
+	}
+	kt_buf_free(&text);
+	kt_buf_free(&name);
 	return tu->ngroups++;
 }
 
@@ -1026,7 +1054,7 @@ static void task_reference(tuner *tu, int k, idlist *fresh)
 	size_t ri = ta->def_idx >= 0 ? (size_t)ta->def_idx : 0;
 	if (ta->def_idx >= 0)
 		enqueue(tu, k, ri, fresh);
-	ta->ref_unit = unit_of(tu, k, kt_space_cfg(ta->space, ri));
+	ta->ref_unit = unit_make(tu, k, kt_space_cfg(ta->space, ri), 1);
 	if (tu->units[ta->ref_unit].state == U_NEW) { /* the default exceeds the device: its text serves */
 		tu->units[ta->ref_unit].state = U_COMPILING;
 		id_add(fresh, ta->ref_unit);

@@ -1,7 +1,9 @@
 /* test_tune.c - the whole tuning loop on the fake GPU with the fake compiler
  * (tests/unit/fake/): statuses of planted failures, the chosen winner, budgets, the robust
  * configuration across shapes, the ceilings kept in the cache directory, variants compiled once
- * for two shapes, and a task that gives up after failures in a row. */
+ * for two shapes, a task that gives up after failures in a row, and the reference kernel compiled
+ * in one unit only. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -429,6 +431,83 @@ static const char nobuild_src[] =
 	"\t\tout[i] = 2.0f * x[i];\n"
 	"}\n";
 
+/* A template with a reference kernel whose default is infeasible at the shape (U=3 does not
+ * divide it): the reference runs from a unit of its own, and it is the only unit that compiles
+ * the reference (the others include the copy without it, kt_emit_unreferenced). */
+static const char refonce_src[] =
+	"// @kt kernel    scale\n"
+	"// @kt reference scale_naive grid n block 1\n"
+	"// @kt shape     n\n"
+	"// @kt param     BLOCK in 32, 64, 128 default 64\n"
+	"// @kt param     U     in 1, 2, 3 default 3\n"
+	"// @kt require   n % U == 0\n"
+	"// @kt arg       out float[n] out\n"
+	"// @kt arg       x   float[n] in fill uniform(-2, 2)\n"
+	"// @kt arg       n   int = n\n"
+	"// @kt grid      cdiv(n, BLOCK * U)\n"
+	"// @kt block     BLOCK\n"
+	"// @kt bytes     8 * n\n"
+	"// @kt tolerance 1e-6\n"
+	"#ifndef BLOCK\n#define BLOCK 64\n#endif\n"
+	"__global__ void scale(float *out, const float *x, int n)\n"
+	"{\n"
+	"\tint i = blockIdx.x * BLOCK + threadIdx.x;\n"
+	"\tif (i < n)\n"
+	"\t\tout[i] = 2.0f * x[i];\n"
+	"}\n"
+	"extern \"C\" __global__ void scale_naive(float *out, const float *x, int n)\n"
+	"{\n"
+	"\tfor (int i = 0; i < n; i++)\n"
+	"\t\tout[i] = 2.0f * x[i];\n"
+	"}\n";
+
+static void test_reference_once(const char *dir)
+{
+	char path[600], work[600];
+	snprintf(path, sizeof path, "%s/refonce.cu.tmpl", dir);
+	snprintf(work, sizeof work, "%s/refonce-work", dir);
+	kt_buf diags = {0};
+	kt_err err = {0};
+	CHECK_INT(kt_write_atomic(path, refonce_src, sizeof refonce_src - 1, &err), 0);
+	kt_tmpl *t = kt_tmpl_parse(path, NULL, &diags, &err);
+	CHECK(t != NULL);
+	if (!t) {
+		fprintf(stderr, "%s\n%s\n", kt_buf_str(&diags), err.msg);
+		kt_buf_free(&diags);
+		return;
+	}
+	kt_tune_opts o = fake_opts(work);
+	o.strategy = "exhaustive";
+	int64_t shape[1] = {4096};
+	kt_tune_result r;
+	CHECK_INT(tune(t, shape, &o, &r, &err), 0);
+	CHECK_INT(r.nevals, 6); /* BLOCK x U=1,2 */
+	CHECK(r.best >= 0 && r.reference_us > 0);
+	/* The fake compiler's cubins are the compiled text: one of them defines the reference. */
+	DIR *d = opendir(work);
+	struct dirent *e;
+	int with_ref = 0, cubins = 0;
+	while (d && (e = readdir(d)) != NULL) {
+		size_t n = strlen(e->d_name);
+		if (n < 6 || strcmp(e->d_name + n - 6, ".cubin"))
+			continue;
+		char cubin[1200];
+		kt_buf text = {0};
+		snprintf(cubin, sizeof cubin, "%s/%s", work, e->d_name);
+		cubins++;
+		if (kt_read_file(cubin, &text, &err) == 0 && strstr(kt_buf_str(&text), "_reference("))
+			with_ref++;
+		kt_buf_free(&text);
+	}
+	if (d)
+		closedir(d);
+	CHECK(cubins >= 2);
+	CHECK_INT(with_ref, 1);
+	kt_tune_result_free(&r);
+	kt_tmpl_free(t);
+	kt_buf_free(&diags);
+}
+
 /* give_up: a task whose configurations all fail stops asking once that many failed in a row, the
  * default (the reference, which passes) first; what was compiling then is still evaluated (the
  * pipeline drains: at most two compile batches).  Without it the task spends its budget. */
@@ -518,6 +597,7 @@ int main(void)
 		test_seeds_and_stop(t);
 		test_compiled_once(t);
 		test_give_up(dir);
+		test_reference_once(dir);
 		test_patience(t);
 	}
 	test_progress();

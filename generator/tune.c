@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "compile.h"
+#include "decide.h"
 #include "emit.h"
 #include "proc.h"
 #include "search.h"
@@ -26,10 +27,14 @@
 #include "worker.h"
 
 static const double DEFAULT_NEAR_FLOOR = 0.03;
-static const double NOISE_FLOOR = 0.005;       /* times within 0.5% are a tie whatever the spread */
 static const int64_t BW_BYTES = 1LL << 30;     /* the copy measured for the bandwidth ceiling */
 static const double MEASURE_TIMEOUT_S = 120;   /* watchdog of setup, the ceilings and the final re-timing */
-enum { DEFAULT_RETIME_TOP = 5, RETIME_ROUNDS = 30, MIN_BATCH = 8, MAX_BATCH = 256, MIN_ASK = 4 };
+enum { DEFAULT_RETIME_TOP = 5, MIN_BATCH = 8, MAX_BATCH = 256, MIN_ASK = 4 };
+/* The final choice: its rivals are timed again in RETIME_BLOCKS blocks of interleaved rounds, each
+ * block about RETIME_BLOCK_US of their kernel time (decide.h): a few milliseconds for the small
+ * kernels whose choice wavered, and at least RETIME_MIN_ROUNDS for the large ones. */
+enum { RETIME_BLOCKS = 5, RETIME_MIN_ROUNDS = 8, RETIME_MAX_ROUNDS = 100 };
+static const double RETIME_BLOCK_US = 20000;
 enum { SLOTS = 2 };                            /* compile batches in flight at once */
 enum { PENDING = -2 };                         /* ev_of: on its way, not yet recorded */
 
@@ -517,26 +522,7 @@ static void charge(tuner *tu)
 			tu->tasks[k].charged += dt / (double)active;
 }
 
-/* ---- the end of a task: re-time its top candidates together and choose --------------------------- */
-
-/* How far cfg is from the default: parameters that differ, then the sum of index distances. */
-static long distance(const kt_tmpl *t, const uint16_t *cfg)
-{
-	long differ = 0, sum = 0;
-	for (int i = 0; i < t->nparams; i++) {
-		int d = abs((int)cfg[i] - t->params[i].def);
-		differ += d != 0;
-		sum += d;
-	}
-	return differ * 100000 + sum;
-}
-
-static const kt_tune_result *sort_r;
-static int by_time(const void *a, const void *b)
-{
-	double x = sort_r->evals[*(const long *)a].median_us, y = sort_r->evals[*(const long *)b].median_us;
-	return (x > y) - (x < y);
-}
+/* ---- the end of a task: time its rivals again, together, and choose ---------------------------- */
 
 /* The unit that measured eval i of task ta. */
 static const unitrec *eval_unit(tuner *tu, const task *ta, long i)
@@ -545,88 +531,83 @@ static const unitrec *eval_unit(tuner *tu, const task *ta, long i)
 	return &tu->units[u];
 }
 
-/* Re-times candidates which[0..k) of task ta together, interleaved; their times go to med/spr
- * (unchanged when the re-timing fails: the sweep's times stand). */
-static void retime(tuner *tu, task *ta, const long *which, size_t k, double *med, double *spr)
+/* One block: candidates c[0..k) of task ta timed together, interleaved (A B C A B C ...), for
+ * rounds rounds; each one's median goes to med.  -1 when the worker could not. */
+static int retime(tuner *tu, task *ta, const kt_retimed *c, size_t k, int rounds, double *med)
 {
 	kt_tune_result *r = ta->r;
 	kt_buf cmd = {0};
-	kt_buf_printf(&cmd, "retime\t%s\t%d", ta->id, RETIME_ROUNDS);
+	kt_buf_printf(&cmd, "retime\t%s\t%d", ta->id, rounds);
 	for (size_t i = 0; i < k; i++) {
 		kt_buf cfg = {0};
-		const unitrec *ur = eval_unit(tu, ta, which[i]);
-		kt_tmpl_format_config(ta->t, r->evals[which[i]].cfg, &cfg);
+		const unitrec *ur = eval_unit(tu, ta, c[i].eval);
+		kt_tmpl_format_config(ta->t, r->evals[c[i].eval].cfg, &cfg);
 		kt_buf_printf(&cmd, "\t%s\t%s\t%s", ur->u.cubin, ur->u.entry, kt_buf_str(&cfg));
 		kt_buf_free(&cfg);
 	}
 	kt_job j = {cmd.data, KT_OK, NULL, MEASURE_TIMEOUT_S};
 	kt_err e = {0};
-	if (kt_pool_run(tu->pool, &j, 1, &e) == 0 && j.status == KT_OK) {
-		const char *p = j.reply;
-		for (size_t i = 0; i < k && p; i++) {
-			char *end;
-			double m = strtod(p, &end), sp = strtod(end, &end);
-			if (m > 0)
-				med[i] = m, spr[i] = sp;
-			p = *end ? end + 1 : NULL;
-		}
+	int rc = kt_pool_run(tu->pool, &j, 1, &e) == 0 && j.status == KT_OK ? 0 : -1;
+	const char *p = rc == 0 ? j.reply : NULL;
+	for (size_t i = 0; rc == 0 && i < k; i++) { /* "median spread" per candidate */
+		char *end;
+		med[i] = strtod(p, &end);
+		strtod(end, &end);
+		rc = med[i] > 0 ? 0 : -1;
+		p = *end ? end + 1 : end;
 	}
 	kt_job_clear(&j);
 	kt_buf_free(&cmd);
+	return rc;
 }
 
-/* The choice: the fastest few fully timed (and the default, when its time is within the noise
- * of the fastest) are re-timed together; among those within the noise of the fastest of them,
- * the default, else the one closest to it.  The evals keep their sweep times. */
+/* Times the rivals c[0..k) again in RETIME_BLOCKS blocks, one after another on the same worker
+ * (one job at a time goes to the first worker), each block about RETIME_BLOCK_US of their kernel
+ * time; each one's time becomes the mean of its blocks' medians, with its confidence interval.
+ * When no block could be timed the sweep's times stand, with no interval. */
+static void retime_rivals(tuner *tu, task *ta, kt_retimed *c, size_t k)
+{
+	double sum = 0;
+	for (size_t i = 0; i < k; i++)
+		sum += c[i].us;
+	double want = RETIME_BLOCK_US / (sum > 0 ? sum : 1);
+	int rounds = want < RETIME_MIN_ROUNDS ? RETIME_MIN_ROUNDS : want > RETIME_MAX_ROUNDS ? RETIME_MAX_ROUNDS : (int)want;
+	double *med = kt_xcalloc(RETIME_BLOCKS * k, sizeof *med), *v = kt_xcalloc(RETIME_BLOCKS, sizeof *v);
+	size_t nb = 0;
+	for (int b = 0; b < RETIME_BLOCKS; b++)
+		nb += retime(tu, ta, c, k, rounds, med + nb * k) == 0;
+	for (size_t i = 0; nb && i < k; i++) {
+		for (size_t b = 0; b < nb; b++)
+			v[b] = med[b * k + i];
+		kt_decide_interval(v, nb, &c[i].us, &c[i].ci_us);
+	}
+	free(med);
+	free(v);
+}
+
+/* The choice (decide.h): the rivals of the fastest are timed again together, and the rule picks
+ * from their tie set.  The evals keep their sweep times; the rivals and their new times go to
+ * r->retimed. */
 static void choose(tuner *tu, task *ta)
 {
 	kt_tune_result *r = ta->r;
-	long *ok = kt_xcalloc(r->nevals + 1, sizeof *ok);
-	size_t nok = 0;
-	for (size_t i = 0; i < r->nevals; i++)
-		if (r->evals[i].status == KT_OK && !r->evals[i].raced)
-			ok[nok++] = (long)i;
-	r->best = -1;
-	if (!nok) {
-		free(ok);
-		return;
-	}
-	sort_r = r;
-	qsort(ok, nok, sizeof *ok, by_time);
 	int top = tu->o->retime_top == 0 ? DEFAULT_RETIME_TOP : tu->o->retime_top;
-	size_t k = top < 1 ? 1 : (size_t)top < nok ? (size_t)top : nok;
-	long def = ta->def_idx >= 0 ? ta->ev_of[ta->def_idx] : -1;
-	if (def >= 0 && r->evals[def].status == KT_OK && !r->evals[def].raced) {
-		const kt_eval *b = &r->evals[ok[0]], *d = &r->evals[def];
-		double nz = fmax(fmax(b->spread_us, d->spread_us), NOISE_FLOOR * b->median_us);
-		int in_top = 0;
-		for (size_t i = 0; i < k; i++)
-			in_top |= ok[i] == def;
-		if (!in_top && d->median_us - b->median_us <= nz)
-			ok[k++] = def; /* a slot beyond the top: ok has room for every passing eval */
-	}
-	double *med = kt_xcalloc(k, sizeof *med), *spr = kt_xcalloc(k, sizeof *spr);
-	for (size_t i = 0; i < k; i++) {
-		med[i] = r->evals[ok[i]].median_us;
-		spr[i] = r->evals[ok[i]].spread_us;
-	}
+	long rival[KT_DECIDE_MAX];
+	/* A user's --config list is compared whole; with re-timing off, the fastest alone. */
+	size_t k = kt_decide_rivals(ta->t, r, top > 0 ? (size_t)top : 1, ta->tt->nonly > 0, rival, top < 0 ? 1 : KT_DECIDE_MAX);
+	r->best = -1;
+	if (!k)
+		return;
+	kt_retimed *c = kt_xcalloc(k, sizeof *c);
+	for (size_t i = 0; i < k; i++)
+		c[i] = (kt_retimed){rival[i], r->evals[rival[i]].median_us, 0, 0};
 	if (k > 1)
-		retime(tu, ta, ok, k, med, spr);
-	size_t fastest = 0;
-	for (size_t i = 1; i < k; i++)
-		if (med[i] < med[fastest])
-			fastest = i;
-	size_t best = fastest;
-	for (size_t i = 0; i < k; i++) {
-		double nz = fmax(fmax(spr[fastest], spr[i]), NOISE_FLOOR * med[fastest]);
-		if (i != best && med[i] - med[fastest] <= nz &&
-		    distance(ta->t, r->evals[ok[i]].cfg) < distance(ta->t, r->evals[ok[best]].cfg))
-			best = i;
-	}
-	r->best = ok[best];
-	free(med);
-	free(spr);
-	free(ok);
+		retime_rivals(tu, ta, c, k);
+	r->best = c[kt_decide_pick(ta->t, r, c, k)].eval;
+	if (k > 1)
+		r->retimed = c, r->nretimed = k;
+	else
+		free(c);
 }
 
 static void finish_task(tuner *tu, task *ta)

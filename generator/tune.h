@@ -13,9 +13,10 @@
  * time is spent, its best is within a few percent of the roofline floor, or it converged: no
  * gain beyond the measured noise in the last `patience` evaluations.  Racing: a configuration
  * whose first short measurement is clearly slower than the problem's best so far is not timed
- * to full precision.  At the end the top candidates are re-timed together, interleaved, and
- * among those within the noise of the fastest it prefers the default, then the configuration
- * closest to it.
+ * to full precision.  At the end its rivals (the fastest few and every one within the noise of
+ * the best) are timed again together, interleaved, in blocks on one worker, each with a
+ * confidence interval; from those that tie with the fastest, one rule chooses, whatever the order
+ * the search evaluated them in (decide.h).
  */
 #ifndef KT_TUNE_H
 #define KT_TUNE_H
@@ -71,7 +72,8 @@ typedef struct kt_tune_opts {
 	double timeout_s;             /* watchdog per variant; <= 0: 10 s */
 	kt_ceilings *ceilings;        /* in: the GPU's known ceilings (0: unknown); out: with those measured.  NULL: measure */
 	double near_floor;            /* stop within this fraction of the floor; 0: 0.03; < 0: never */
-	int retime_top;               /* candidates re-timed at the end; 0: 5; < 0: none */
+	int retime_top;               /* the fastest this many are always among the rivals timed again at the end
+				       * (decide.h); 0: 5; < 0: none is, the fastest by its sweep time is chosen */
 	int patience;                 /* see above; 0: kt_tune_patience; < 0: never converge */
 	double race;                  /* racing margin; 0: KT_TUNE_RACE; < 0: no racing */
 	kt_progress *progress;        /* one line for the whole batch; may be NULL */

@@ -1,8 +1,8 @@
 /* test_tune.c - the whole tuning loop on the fake GPU with the fake compiler
  * (tests/unit/fake/): statuses of planted failures, the chosen winner, budgets, the robust
  * configuration across shapes, the ceilings kept in the cache directory, variants compiled once
- * for two shapes, a task that gives up after failures in a row, and the reference kernel compiled
- * in one unit only. */
+ * for two shapes, a task that gives up after failures in a row, the reference kernel compiled in
+ * one unit only, and the tie rule whatever the order of evaluation. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -431,6 +431,77 @@ static const char nobuild_src[] =
 	"\t\tout[i] = 2.0f * x[i];\n"
 	"}\n";
 
+/* A template whose configurations tie: A=1 and A=3 take 50 us at every B (the fake's 40 us, plus
+ * 25% for the one fake-best line each misses), A=2 and A=4 60 us.  Of the eight ties, A=1,B=64
+ * and A=3,B=64 are one step from the default; A=1 comes first in value order. */
+static const char ties_src[] =
+	"// @kt kernel    scale\n"
+	"// @kt shape     n\n"
+	"// @kt param     A in 1, 2, 3, 4 default 2\n"
+	"// @kt param     B in 32, 64, 128, 256 default 64\n"
+	"// @kt arg       out float[n] out\n"
+	"// @kt arg       x   float[n] in fill uniform(-2, 2)\n"
+	"// @kt arg       n   int = n\n"
+	"// @kt grid      cdiv(n, B)\n"
+	"// @kt block     B\n"
+	"// @kt bytes     8 * n\n"
+	"// @kt tolerance 1e-6\n"
+	"//\n"
+	"// fake-best: A=1\n"
+	"// fake-best: A=3\n"
+	"// fake-time-us: 40\n"
+	"#ifndef B\n#define B 64\n#endif\n"
+	"__global__ void scale(float *out, const float *x, int n)\n"
+	"{\n"
+	"\tint i = blockIdx.x * B + threadIdx.x;\n"
+	"\tif (i < n)\n"
+	"\t\tout[i] = 2.0f * x[i];\n"
+	"}\n";
+
+/* The tie rule picks the same configuration whatever the order of evaluation: the whole space
+ * in space order, in two random orders and best-first; the record's tie set is the eight. */
+static void test_ties(const char *dir)
+{
+	char path[600];
+	snprintf(path, sizeof path, "%s/ties2.cu.tmpl", dir);
+	kt_buf diags = {0};
+	kt_err err = {0};
+	CHECK_INT(kt_write_atomic(path, ties_src, sizeof ties_src - 1, &err), 0);
+	kt_tmpl *t = kt_tmpl_parse(path, NULL, &diags, &err);
+	CHECK(t != NULL);
+	if (!t) {
+		fprintf(stderr, "%s\n%s\n", kt_buf_str(&diags), err.msg);
+		kt_buf_free(&diags);
+		return;
+	}
+	static const struct {
+		const char *strategy;
+		uint64_t seed;
+	} runs[] = {{"exhaustive", 1}, {"random", 2}, {"random", 3}, {"bestfirst", 4}};
+	for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+		kt_tune_opts o = fake_opts(NULL);
+		o.strategy = runs[k].strategy;
+		o.seed = runs[k].seed;
+		o.patience = -1; /* every configuration, in the strategy's order */
+		int64_t shape[1] = {4096};
+		kt_tune_result r;
+		CHECK_INT(tune(t, shape, &o, &r, &err), 0);
+		CHECK_INT(r.nevals, 16);
+		kt_buf cfg = {0};
+		if (r.best >= 0)
+			kt_tmpl_format_config(t, r.evals[r.best].cfg, &cfg);
+		CHECK_STR(kt_buf_str(&cfg), "A=1,B=64");
+		size_t ties = 0;
+		for (size_t i = 0; i < r.nretimed; i++)
+			ties += r.retimed[i].tie;
+		CHECK_INT(ties, 8);
+		kt_buf_free(&cfg);
+		kt_tune_result_free(&r);
+	}
+	kt_tmpl_free(t);
+	kt_buf_free(&diags);
+}
+
 /* A template with a reference kernel whose default is infeasible at the shape (U=3 does not
  * divide it): the reference runs from a unit of its own, and it is the only unit that compiles
  * the reference (the others include the copy without it, kt_emit_unreferenced). */
@@ -597,6 +668,7 @@ int main(void)
 		test_seeds_and_stop(t);
 		test_compiled_once(t);
 		test_give_up(dir);
+		test_ties(dir);
 		test_reference_once(dir);
 		test_patience(t);
 	}

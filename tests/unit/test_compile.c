@@ -95,6 +95,7 @@ static void test_nvcc(const char *nvcc, const char *dir)
 	CHECK_INT(u[2].ok, 1); /* the worker's check kernels compile */
 	if (!u[2].ok && u[2].msg)
 		fprintf(stderr, "%s\n", u[2].msg);
+	CHECK(u[0].seconds > 0 && u[0].seconds < 300 && u[2].seconds > 0); /* from ninja's log */
 
 	/* The same text again: ninja has nothing to do and the results are the same. */
 	struct stat before, after;

@@ -155,6 +155,9 @@ static void print_stats(const kt_tune_stats *st, int n)
 	       "%d raced, %d worker restarts\n",
 	       n > 1 ? "time of the batch" : "time", st->setup_s, st->measure_s, st->compile_wait_s, st->retime_s, st->batches,
 	       st->compiled, st->packed, st->reused, st->raced, st->restarts);
+	printf("  first measurement after %.1f s; a reference's unit took nvcc %.2f s, so the first batch of the "
+	       "search held %d configurations\n",
+	       st->first_measure_s, st->unit_s, st->first_batch);
 	if (st->ngpus > 1) {
 		printf("  GPUs:");
 		for (int i = 0; i < st->ngpus && i < KT_TUNE_MAX_GPUS; i++)

@@ -36,6 +36,7 @@ enum { DEFAULT_RETIME_TOP = 5, MIN_BATCH = 8, MAX_BATCH = 256, MIN_ASK = 4 };
 enum { RETIME_BLOCKS = 5, RETIME_MIN_ROUNDS = 8, RETIME_MAX_ROUNDS = 100 };
 static const double RETIME_BLOCK_US = 20000;
 enum { SLOTS = 2 };                            /* compile batches in flight at once */
+static const double FIRST_BATCH_S = 2.0;       /* the searches' first batch compiles in about this */
 enum { PENDING = -2 };                         /* ev_of: on its way, not yet recorded */
 
 /* ---- the pieces ------------------------------------------------------------------------------- */
@@ -905,6 +906,8 @@ static int measure_ready(tuner *tu, kt_err *err)
 		jobs[i].cmd = kt_buf_detach(&cmd);
 	}
 	double t0 = kt_now();
+	if (tu->st.first_measure_s <= 0)
+		tu->st.first_measure_s = t0 - tu->start;
 	int rc = kt_pool_run(tu->pool, jobs, n, err);
 	tu->st.measure_s += kt_now() - t0;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -1171,9 +1174,51 @@ static int any_setup(const tuner *tu)
 
 static int refill(tuner *tu, kt_err *err);
 
-/* The first compile batch: the check kernels, each task's reference and default and what its
- * search asks first.  The workers start while nvcc runs; then the check kernels are loaded,
- * every problem is defined and its reference run, and the ceilings are measured. */
+/* How long one unit of the first batch (the check kernels, the references) took nvcc: the
+ * slowest reference's, from ninja's log; else the batch's wall time. */
+static double unit_seconds(const tuner *tu, const idlist *l, long check, double wall)
+{
+	double s = 0;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i] != check && tu->units[l->v[i]].u.seconds > s)
+			s = tu->units[l->v[i]].u.seconds;
+	return s > 0 ? s : wall;
+}
+
+/* The size of the searches' first batch: what every compile job gets through in about
+ * FIRST_BATCH_S at unit_s a variant (the references' units cost one variant and nvcc's fixed
+ * cost: an upper bound of a variant's share of a packed unit), with the next batch sharing the
+ * cores; at least one variant a job, at most a quarter batch (the size before it was measured). */
+static size_t first_size(const tuner *tu, double unit_s)
+{
+	size_t jobs = (size_t)kt_compile_jobs(&tu->batchcc), quarter = (size_t)batch_size(tu) / 4;
+	double each = unit_s > 0 ? FIRST_BATCH_S / (SLOTS * unit_s) : (double)quarter;
+	size_t n = jobs * (each < 1 ? 1 : (size_t)each);
+	return n < quarter ? n : quarter > 0 ? quarter : 1;
+}
+
+/* The searches' first batch, n configurations shared by the tasks (at least a few each), in
+ * the next slot. */
+static int ask_first(tuner *tu, size_t n, kt_err *err)
+{
+	idlist fresh = {0};
+	size_t each = n / tu->ntasks, asked = 0;
+	each = each < MIN_ASK ? MIN_ASK : each;
+	for (size_t k = 0; k < tu->ntasks; k++)
+		if (tu->tasks[k].state == T_ASKING)
+			asked += ask_task(tu, (int)k, each, &fresh);
+	tu->st.first_batch = (int)asked;
+	int rc = fresh.n ? compile_start(tu, &fresh, err) : 0;
+	free(fresh.v);
+	return rc;
+}
+
+/* The first compile batches.  First the check kernels and each task's reference (its default's
+ * unit, or one of its own), each alone: the least the GPU can start on, so the first
+ * measurement waits for one variant's compile whatever the template.  The workers start while
+ * nvcc runs.  How long that took sizes the searches' first batch (a template of heavily unrolled
+ * variants gets a small one), which compiles while the check kernels are loaded, every problem is
+ * defined and its reference run, and the ceilings are measured. */
 static int first_batch(tuner *tu, const int *gpus, int ngpus, kt_err *err)
 {
 	idlist fresh = {0};
@@ -1184,18 +1229,13 @@ static int first_batch(tuner *tu, const int *gpus, int ngpus, kt_err *err)
 	cu->state = U_COMPILING;
 	index_put(tu, check);
 	id_add(&fresh, check);
-	/* A quarter batch, in smaller packs, that the GPU starts on sooner; the next batch compiles
-	 * while the workers set up (below). */
-	size_t each = (size_t)batch_size(tu) / 4 / tu->ntasks;
-	each = each < MIN_ASK ? MIN_ASK : each;
 	for (size_t k = 0; k < tu->ntasks; k++)
 		if (tu->tasks[k].state == T_SETUP) {
 			task_reference(tu, (int)k, &fresh);
 			tu->tasks[k].state = T_ASKING;
-			ask_task(tu, (int)k, each, &fresh);
 		}
+	double t0 = kt_now();
 	int rc = compile_start(tu, &fresh, err);
-	free(fresh.v);
 	if (rc == 0)
 		rc = open_pool(tu, gpus, ngpus, err);
 	if (tu->busy[0]) {
@@ -1204,8 +1244,10 @@ static int first_batch(tuner *tu, const int *gpus, int ngpus, kt_err *err)
 		if (rc == 0 && crc)
 			rc = -1, *err = e;
 	}
+	tu->st.unit_s = unit_seconds(tu, &fresh, check, kt_now() - t0);
+	free(fresh.v);
 	if (rc == 0)
-		rc = refill(tu, err);
+		rc = ask_first(tu, first_size(tu, tu->st.unit_s), err);
 	if (rc)
 		return -1;
 	cu = &tu->units[check];

@@ -40,10 +40,13 @@ enum { KT_TUNE_PATIENCE_PER_PARAM = 3 }; /* or this many per parameter where tha
 
 /* Where the time of one batch went (wall seconds). */
 typedef struct kt_tune_stats {
-	double setup_s;        /* GPUs, spaces, first compile, workers, references, ceilings */
+	double setup_s;        /* GPUs, spaces, the references' compile, workers, references, ceilings */
 	double measure_s;      /* workers checking and timing */
 	double compile_wait_s; /* waiting for nvcc with nothing to measure */
 	double retime_s;       /* the final interleaved re-timings */
+	double first_measure_s; /* from the start to the first configuration's measurement */
+	double unit_s;         /* nvcc's time for a reference's unit (one variant): sizes the first batch */
+	int first_batch;       /* configurations the searches asked for their first compile batch */
 	int batches;           /* compile batches */
 	int packed;            /* variants compiled in shared translation units */
 	int compiled;          /* variants compiled (each once, whatever the shapes that measured it) */

@@ -2,7 +2,8 @@
  * (tests/unit/fake/): statuses of planted failures, the chosen winner, budgets, the robust
  * configuration across shapes, the ceilings kept in the cache directory, variants compiled once
  * for two shapes, a task that gives up after failures in a row, the reference kernel compiled in
- * one unit only, and the tie rule whatever the order of evaluation. */
+ * one unit only, the tie rule whatever the order of evaluation, and the first batch sized by what
+ * a variant costs nvcc. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -579,6 +580,51 @@ static void test_reference_once(const char *dir)
 	kt_buf_free(&diags);
 }
 
+/* The searches' first batch follows what the template costs nvcc, measured on the reference's
+ * unit: with a default that takes the fake compiler 2.5 s, a compile job gets one variant (8
+ * with 8 jobs, each task asking at least 4), where a cheap template fills a quarter batch (32,
+ * here the whole space of 21).
+ * Either way the first measurement waits for the references' units alone. */
+static void test_first_batch(const char *dir)
+{
+	kt_buf text = {0}, diags = {0};
+	kt_err err = {0};
+	CHECK_INT(kt_read_file(KT_FAKE_DIR "/scale.cu.tmpl", &text, &err), 0);
+	int sizes[2] = {0, 0};
+	for (int heavy = 0; heavy < 2; heavy++) {
+		char path[600];
+		snprintf(path, sizeof path, "%s/first%d.cu.tmpl", dir, heavy);
+		kt_buf src = {0};
+		kt_buf_add(&src, text.data, text.len);
+		if (heavy)
+			kt_buf_puts(&src, "// fake-compile-ms: BLOCK=128 UNROLL=1 MODE=good 2500\n");
+		CHECK_INT(kt_write_atomic(path, src.data, src.len, &err), 0);
+		kt_buf_free(&src);
+		kt_tmpl *t = kt_tmpl_parse(path, NULL, &diags, &err);
+		CHECK(t != NULL);
+		if (!t)
+			continue;
+		kt_tune_stats st = {0};
+		kt_tune_opts o = fake_opts(NULL);
+		o.strategy = "random";
+		o.jobs = 8;
+		o.batch = 128;
+		o.stats = &st;
+		int64_t shape[1] = {4096};
+		kt_tune_result r;
+		CHECK_INT(tune(t, shape, &o, &r, &err), 0);
+		sizes[heavy] = st.first_batch;
+		CHECK(heavy ? st.unit_s >= 2.5 : st.unit_s > 0);
+		CHECK(st.first_measure_s > 0 && st.first_measure_s < r.seconds + st.setup_s + 1);
+		kt_tune_result_free(&r);
+		kt_tmpl_free(t);
+	}
+	CHECK_INT(sizes[0], 21); /* the whole space: it is smaller than a quarter batch */
+	CHECK_INT(sizes[1], 8);
+	kt_buf_free(&text);
+	kt_buf_free(&diags);
+}
+
 /* give_up: a task whose configurations all fail stops asking once that many failed in a row, the
  * default (the reference, which passes) first; what was compiling then is still evaluated (the
  * pipeline drains: at most two compile batches).  Without it the task spends its budget. */
@@ -670,6 +716,7 @@ int main(void)
 		test_give_up(dir);
 		test_ties(dir);
 		test_reference_once(dir);
+		test_first_batch(dir);
 		test_patience(t);
 	}
 	test_progress();

@@ -31,10 +31,11 @@ static const int64_t BW_BYTES = 1LL << 30;     /* the copy measured for the band
 static const double MEASURE_TIMEOUT_S = 120;   /* watchdog of setup, the ceilings and the final re-timing */
 enum { DEFAULT_RETIME_TOP = 5, MIN_BATCH = 8, MAX_BATCH = 256, MIN_ASK = 4 };
 /* The final choice: its rivals are timed again in RETIME_BLOCKS blocks of interleaved rounds, each
- * block about RETIME_BLOCK_US of their kernel time (decide.h): a few milliseconds for the small
- * kernels whose choice wavered, and at least RETIME_MIN_ROUNDS for the large ones. */
-enum { RETIME_BLOCKS = 5, RETIME_MIN_ROUNDS = 8, RETIME_MAX_ROUNDS = 100 };
-static const double RETIME_BLOCK_US = 20000;
+ * block about RETIME_BLOCK_US of GPU time (decide.h), counting RETIME_LAUNCH_US for each launch's
+ * preparation (inputs reset, the L2 flushed for small shapes, events): 60 rounds for the small
+ * kernels whose choice wavered, at least RETIME_MIN_ROUNDS for the large ones. */
+enum { RETIME_BLOCKS = 5, RETIME_MIN_ROUNDS = 8, RETIME_MAX_ROUNDS = 60 };
+static const double RETIME_BLOCK_US = 10000, RETIME_LAUNCH_US = 10;
 enum { SLOTS = 2 };                            /* compile batches in flight at once */
 static const double FIRST_BATCH_S = 2.0;       /* the searches' first batch compiles in about this */
 enum { PENDING = -2 };                         /* ev_of: on its way, not yet recorded */
@@ -563,14 +564,14 @@ static int retime(tuner *tu, task *ta, const kt_retimed *c, size_t k, int rounds
 }
 
 /* Times the rivals c[0..k) again in RETIME_BLOCKS blocks, one after another on the same worker
- * (one job at a time goes to the first worker), each block about RETIME_BLOCK_US of their kernel
- * time; each one's time becomes the mean of its blocks' medians, with its confidence interval.
- * When no block could be timed the sweep's times stand, with no interval. */
+ * (one job at a time goes to the first worker); each one's time becomes the mean of its blocks'
+ * medians, with its confidence interval.  When no block could be timed the sweep's times stand,
+ * with no interval. */
 static void retime_rivals(tuner *tu, task *ta, kt_retimed *c, size_t k)
 {
 	double sum = 0;
 	for (size_t i = 0; i < k; i++)
-		sum += c[i].us;
+		sum += c[i].us + RETIME_LAUNCH_US;
 	double want = RETIME_BLOCK_US / (sum > 0 ? sum : 1);
 	int rounds = want < RETIME_MIN_ROUNDS ? RETIME_MIN_ROUNDS : want > RETIME_MAX_ROUNDS ? RETIME_MAX_ROUNDS : (int)want;
 	double *med = kt_xcalloc(RETIME_BLOCKS * k, sizeof *med), *v = kt_xcalloc(RETIME_BLOCKS, sizeof *v);

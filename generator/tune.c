@@ -1173,8 +1173,6 @@ static int any_setup(const tuner *tu)
 	return 0;
 }
 
-static int refill(tuner *tu, kt_err *err);
-
 /* How long one unit of the first batch (the check kernels, the references) took nvcc: the
  * slowest reference's, from ninja's log; else the batch's wall time. */
 static double unit_seconds(const tuner *tu, const idlist *l, long check, double wall)

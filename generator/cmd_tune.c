@@ -103,6 +103,17 @@ static void print_result(const kt_tmpl *t, const char *shape, const kt_measure *
 		       (long)ok[i] == r->best ? "  <- chosen" : "");
 		kt_buf_free(&cfg);
 	}
+	if (r->nretimed)
+		printf("  the choice: its rivals timed again together (mean of blocks, 95%% interval); from the tie set, the one "
+		       "nearest the default\n");
+	for (size_t i = 0; i < r->nretimed; i++) {
+		const kt_retimed *c = &r->retimed[i];
+		kt_buf cfg = {0};
+		kt_tmpl_format_config(t, r->evals[c->eval].cfg, &cfg);
+		printf("  retimed %10.3f +- %7.3f %-3s  %s%s\n", c->us, c->ci_us, c->tie ? "tie" : "", kt_buf_str(&cfg),
+		       c->eval == r->best ? "  <- chosen" : "");
+		kt_buf_free(&cfg);
+	}
 	double best = r->best >= 0 ? r->evals[r->best].median_us : 0;
 	if (best > 0) {
 		kt_buf cfg = {0};
@@ -155,6 +166,9 @@ static void print_stats(const kt_tune_stats *st, int n)
 	       "%d raced, %d worker restarts\n",
 	       n > 1 ? "time of the batch" : "time", st->setup_s, st->measure_s, st->compile_wait_s, st->retime_s, st->batches,
 	       st->compiled, st->packed, st->reused, st->raced, st->restarts);
+	printf("  first measurement after %.1f s; a reference's unit took nvcc %.2f s, so the first batch of the "
+	       "search held %d configurations\n",
+	       st->first_measure_s, st->unit_s, st->first_batch);
 	if (st->ngpus > 1) {
 		printf("  GPUs:");
 		for (int i = 0; i < st->ngpus && i < KT_TUNE_MAX_GPUS; i++)

@@ -295,6 +295,34 @@ static int read_result(const kt_compiler *c, kt_unit *u, const char *stem)
 	return ran;
 }
 
+/* How long each unit's edge of build<tag>.ninja ran, from ninja's log in its build directory
+ * (`start end mtime output hash` a line, in milliseconds; the last line of an output counts).
+ * Units compiled alone are their own stem; stems[i] names unit i's edge.  Those the log does
+ * not name keep 0. */
+static void read_seconds(const kt_compiler *c, const char *tag, kt_unit *units, size_t n, const char *const *stems)
+{
+	kt_buf path = {0}, log = {0};
+	kt_buf_printf(&path, ".ninja%s/.ninja_log", tag);
+	char *p = kt_path_join(c->workdir, kt_buf_str(&path));
+	kt_err e = {0};
+	if (kt_read_file(p, &log, &e) == 0)
+		for (const char *line = kt_buf_str(&log); *line;) {
+			size_t len = strcspn(line, "\n");
+			long long start, end;
+			char out[sizeof units->name + 16];
+			if (sscanf(line, "%lld\t%lld\t%*s\t%175[^\t\n]", &start, &end, out) == 3)
+				for (size_t i = 0; i < n; i++) {
+					size_t sl = strlen(stems[i]);
+					if (!strncmp(out, stems[i], sl) && !strcmp(out + sl, ".cubin"))
+						units[i].seconds = (double)(end - start) / 1e3;
+				}
+			line += len + (line[len] != 0);
+		}
+	kt_buf_free(&log);
+	kt_buf_free(&path);
+	free(p);
+}
+
 /* The units of the packs that failed, compiled alone (a compile error is then each unit's own).
  * 1 when a failed pack's units all compiled alone: the packing itself failed. */
 static int compile_alone(const kt_compiler *c, kt_unit *units, size_t n, const int *pack_of, int np, int slot,
@@ -320,9 +348,14 @@ static int compile_alone(const kt_compiler *c, kt_unit *units, size_t n, const i
 		snprintf(tag, sizeof tag, "%da", slot);
 		if (start_ninja(c, stems, ccs, nstems, tag, &ninja, err) == 0)
 			kt_proc_wait(&ninja, -1, &status);
-		for (size_t i = 0; i < n; i++)
+		const char **own = kt_xcalloc(n + 1, sizeof *own);
+		for (size_t i = 0; i < n; i++) {
+			own[i] = units[i].name;
 			if (pack_of[i] >= 0 && failed[pack_of[i]])
 				read_result(c, &units[i], units[i].name);
+		}
+		read_seconds(c, tag, units, n, own);
+		free(own);
 		for (int k = 0; k < np; k++) {
 			int all = failed[k];
 			for (size_t i = 0; all && i < n; i++)
@@ -347,13 +380,23 @@ int kt_compile_finish(const kt_compiler *c, kt_unit *units, size_t n, int slot, 
 	int *pack_of = kt_xcalloc(n + 1, sizeof *pack_of);
 	size_t *first = kt_xcalloc(n + 1, sizeof *first);
 	int np = plan_packs(c, units, n, pack_of, first), anyfailed = 0;
+	char (*stem)[sizeof units->name + 8] = kt_xcalloc(n + 1, sizeof *stem);
+	const char **stems = kt_xcalloc(n + 1, sizeof *stems);
 	for (size_t i = 0; i < n; i++) {
-		char stem[sizeof units->name + 8];
 		if (pack_of[i] >= 0)
-			pack_stem(&units[first[pack_of[i]]], stem, sizeof stem);
-		ran += read_result(c, &units[i], pack_of[i] >= 0 ? stem : units[i].name);
+			pack_stem(&units[first[pack_of[i]]], stem[i], sizeof stem[i]);
+		else
+			snprintf(stem[i], sizeof stem[i], "%s", units[i].name);
+		stems[i] = stem[i];
+		units[i].seconds = 0;
+		ran += read_result(c, &units[i], stem[i]);
 		anyfailed |= pack_of[i] >= 0 && !units[i].ok;
 	}
+	char tag[16];
+	snprintf(tag, sizeof tag, "%d", slot);
+	read_seconds(c, tag, units, n, stems);
+	free(stem);
+	free(stems);
 	int rc = 0;
 	/* A failed edge is recorded with its unit; ninja failing before running any edge (a broken
 	 * build.ninja, a missing ninja) is an error of its own. */

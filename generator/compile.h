@@ -54,6 +54,7 @@ typedef struct kt_unit {
 	char *cubin;       /* its path (owned); packed units share one */
 	char *msg;         /* the compiler's output when it failed (owned) */
 	int regs, smem_static, local_bytes, spill_bytes; /* -1 when unknown */
+	double seconds;    /* how long its nvcc ran (its pack's, when packed), from ninja's log; 0: unknown */
 } kt_unit;
 
 void kt_unit_free(kt_unit *u);

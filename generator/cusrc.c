@@ -94,6 +94,122 @@ int kt_cusrc_has_global(const char *s, size_t n, const char *name)
 	return 0;
 }
 
+/* The end of the (logical) line at i: its newline, or n; backslash-newlines continue it. */
+static size_t line_end(const char *s, size_t i, size_t n)
+{
+	while (i < n && !(s[i] == '\n' && (i == 0 || s[i - 1] != '\\')))
+		i++;
+	return i;
+}
+
+/* When a preprocessor line starts at i (only blanks before its '#' since the line began):
+ * the index of its '#'; else 0 and *hash unchanged.  bol: the line's start. */
+static int at_directive(const char *s, size_t bol, size_t i, size_t n, size_t *hash)
+{
+	size_t p = bol;
+	while (p < n && is_blank(s[p]))
+		p++;
+	if (p != i || p >= n || s[p] != '#')
+		return 0;
+	*hash = p;
+	return 1;
+}
+
+/* The matching ')' or '}' of the bracket at i (skipping comments and literals): the index
+ * after it, or 0 when it is unbalanced. */
+static size_t skip_balanced(const char *s, size_t i, size_t n)
+{
+	char open = s[i], close = open == '(' ? ')' : '}';
+	for (int depth = 0; i < n;) {
+		size_t j = skip_noise(s, i, n);
+		if (j != i) {
+			i = j;
+			continue;
+		}
+		depth += s[i] == open ? 1 : s[i] == close ? -1 : 0;
+		if (depth == 0)
+			return i + 1;
+		i++;
+	}
+	return 0;
+}
+
+/* After the name of a __global__ function at i: the end of its body when this is its
+ * definition (its parameters, then attributes, then '{'), else 0. */
+static size_t global_body_end(const char *s, size_t i, size_t n)
+{
+	while (i < n && (is_blank(s[i]) || s[i] == '\n'))
+		i++;
+	if (i >= n || s[i] != '(' || !(i = skip_balanced(s, i, n)))
+		return 0;
+	while (i < n && s[i] != ';' && s[i] != '{') {
+		size_t j = skip_noise(s, i, n);
+		i = j != i ? j : s[i] == '(' ? skip_balanced(s, i, n) : i + 1; /* __launch_bounds__(...) */
+		if (!i)
+			return 0;
+	}
+	return i < n && s[i] == '{' ? skip_balanced(s, i, n) : 0;
+}
+
+/* 1 when a directive other than #pragma starts a line within s[from, to). */
+static int has_directive(const char *s, size_t from, size_t to)
+{
+	for (size_t bol = from; bol < to;) {
+		size_t p = bol;
+		while (p < to && is_blank(s[p]))
+			p++;
+		if (p < to && s[p] == '#') {
+			for (p++; p < to && is_blank(s[p]); p++)
+				;
+			if (to - p < 6 || memcmp(s + p, "pragma", 6) != 0)
+				return 1;
+		}
+		while (bol < to && s[bol] != '\n')
+			bol++;
+		bol++;
+	}
+	return 0;
+}
+
+int kt_cusrc_global_def(const char *s, size_t n, const char *name, size_t *from, size_t *to)
+{
+	size_t want = strlen(name), decl = 0, bol = 0, hash, start = 0, end = 0;
+	int mentions = 0;
+	for (size_t i = 0; i < n;) {
+		if (i == 0 || s[i - 1] == '\n')
+			bol = i;
+		if (at_directive(s, bol, i, n, &hash)) {
+			size_t eol = line_end(s, hash, n);
+			mentions += kt_cusrc_mentions(s + hash, eol - hash, &name, 1);
+			i = decl = eol < n ? eol + 1 : n;
+			continue;
+		}
+		size_t j = skip_noise(s, i, n);
+		if (j != i) {
+			i = j;
+			continue;
+		}
+		if (s[i] == ';' || s[i] == '{' || s[i] == '}')
+			decl = i + 1;
+		if (!is_id0(s[i]) || (i > 0 && is_id(s[i - 1]))) {
+			i++;
+			continue;
+		}
+		size_t len = ident_len(s, i, n), at;
+		mentions += len == want && !memcmp(s + i, name, want);
+		if (!end && len == 10 && !memcmp(s + i, "__global__", 10) &&
+		    global_name(s, i + len, n, &at) == want && !memcmp(s + at, name, want) &&
+		    (end = global_body_end(s, at + want, n)))
+			start = decl;
+		i += len;
+	}
+	if (!end || mentions != 1 || has_directive(s, start, end))
+		return -1;
+	*from = start;
+	*to = end;
+	return 0;
+}
+
 /* When the line s[0..n) is the directive `# word ...`: the index just after word; else 0. */
 static size_t directive(const char *s, size_t n, const char *word)
 {
@@ -128,6 +244,7 @@ static const char *include_name_in(const char *s, size_t n, char close, size_t *
 }
 
 static const char *include_name(const char *s, size_t n, size_t *len) { return include_name_in(s, n, '"', len); }
+const char *kt_cusrc_local_include(const char *s, size_t n, size_t *len) { return include_name(s, n, len); }
 
 typedef struct incl {
 	kt_arena *a;

@@ -11,6 +11,18 @@
  * skips comments, strings and attributes like __launch_bounds__(...)); else 0. */
 int kt_cusrc_has_global(const char *src, size_t len, const char *name);
 
+/* The definition of the __global__ function called name in text[0..len), as the byte range
+ * [*from, *to): from just after whatever ends the declaration before it (a ';', a brace or a
+ * preprocessor line) to just past its body's closing brace.  0 when found; -1 when the text
+ * does not define it, names it anywhere else (leaving the definition out would break that use),
+ * or holds a directive other than #pragma within the range (leaving it out could change what
+ * the rest of the text means). */
+int kt_cusrc_global_def(const char *text, size_t len, const char *name, size_t *from, size_t *to);
+
+/* When the line s[0..n) is `#include "name"`: name (not terminated), its length in *len; else
+ * NULL. */
+const char *kt_cusrc_local_include(const char *s, size_t n, size_t *len);
+
 /* The local headers of the file `path` whose text is text[0..len): each `#include "x"` is
  * resolved relative to the including file's directory, kept when the file exists and followed
  * recursively (each file once, so cycles end).  Sets *paths to an array in the arena (the

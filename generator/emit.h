@@ -73,7 +73,8 @@ void kt_emit_cuda_includes(const kt_tmpl *t, kt_buf *out);
 void kt_emit_arg_names(const kt_tmpl *t, kt_buf *out);
 
 /* The text of one variant translation unit whose launcher is `symbol` (its kernel becomes
- * symbol_kernel).  The tuner compiles the same text, so what it measures is what ships. */
+ * symbol_kernel).  The tuner compiles the same text (but for the reference kernel, which only the
+ * unit that runs it holds: kt_emit_unreferenced), so what it measures is what ships. */
 void kt_emit_variant(const kt_tmpl *t, const uint16_t *cfg, const char *symbol, kt_buf *out);
 
 /* Variants compiled together, for speed (the tuner's nvcc then reads the CUDA headers once for
@@ -87,6 +88,18 @@ void kt_emit_variant(const kt_tmpl *t, const uint16_t *cfg, const char *symbol, 
  * differ from variant to variant. */
 int kt_emit_prelude(const kt_tmpl *t, kt_buf *out);
 void kt_emit_part(const kt_tmpl *t, const uint16_t *cfg, const char *symbol, kt_buf *out);
+
+/* The template's text for the tuner's variants that do not run the reference, so that nvcc
+ * compiles the reference once rather than in every unit: the reference kernel's definition
+ * blanked out (its lines kept, after a #line naming the template, so that diagnostics point
+ * where they did) and its local includes by absolute path (the copy is compiled from the work
+ * directory).  Returns 1 and writes nothing when the template has no reference, or when its
+ * definition cannot be left out cleanly (kt_cusrc_global_def). */
+int kt_emit_unreferenced(const kt_tmpl *t, kt_buf *out);
+/* kt_emit_variant and kt_emit_part with the template's text included from path (such a copy,
+ * written by the caller) instead of the template's file; NULL: the template's file. */
+void kt_emit_variant_from(const kt_tmpl *t, const char *path, const uint16_t *cfg, const char *symbol, kt_buf *out);
+void kt_emit_part_from(const kt_tmpl *t, const char *path, const uint16_t *cfg, const char *symbol, kt_buf *out);
 
 /* The variant symbol for cfg: "kt_<name>_<8 hex digits>", a hash of the configuration and the
  * chosen type symbols, written to out (at least 64 + strlen(name) bytes). */

@@ -553,9 +553,10 @@ static int tune_misses(run *rn, kt_err *err)
 			evals += tasks[m].out.v[k].result.nevals;
 	if (n && rc == 0)
 		note(o, "kt: tuned %zu shape%s in %.1f s: %zu evaluations (%.0f/s), %d variants compiled (%d reused at "
-			"another shape), %d raced; measuring %.1f s, waiting for nvcc %.1f s, setup %.1f s",
+			"another shape), %d raced; measuring %.1f s, waiting for nvcc %.1f s, setup %.1f s, the first "
+			"measurement after %.1f s",
 		     n, n == 1 ? "" : "s", secs, evals, secs > 0 ? (double)evals / secs : 0.0, st.compiled, st.reused,
-		     st.raced, st.measure_s, st.compile_wait_s, st.setup_s);
+		     st.raced, st.measure_s, st.compile_wait_s, st.setup_s, st.first_measure_s);
 	if (n && rc == 0 && c0)
 		kt_cache_ceilings_store(c0, &rn->g[tg[0]].target.id, &ceil);
 	for (size_t m = 0; m < n; m++) {

@@ -133,6 +133,24 @@ cJSON *kt_record_evaluated_json(const kt_tmpl *t, const kt_tune_result *r)
 	return a;
 }
 
+/* The rivals of the final choice (decide.h), when there were several: each one's configuration,
+ * its time and interval when timed again together, and whether it was in the tie set. */
+static void add_retimed(cJSON *doc, const kt_tmpl *t, const kt_tune_result *r)
+{
+	if (!r->nretimed)
+		return;
+	cJSON *a = cJSON_AddArrayToObject(doc, "retimed");
+	for (size_t i = 0; i < r->nretimed; i++) {
+		const kt_retimed *c = &r->retimed[i];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddItemToObject(o, "config", config_json(t, r->evals[c->eval].cfg));
+		cJSON_AddNumberToObject(o, "time_us", c->us);
+		cJSON_AddNumberToObject(o, "ci_us", c->ci_us);
+		cJSON_AddBoolToObject(o, "tie", c->tie);
+		cJSON_AddItemToArray(a, o);
+	}
+}
+
 static void add_search(cJSON *doc, const kt_tune_result *r)
 {
 	cJSON *o = cJSON_AddObjectToObject(doc, "search");
@@ -204,6 +222,7 @@ char *kt_record_json(const kt_key *k, const kt_problem *p, const kt_tune_result 
 	add_roofline(doc, t, shape, r, best);
 	add_search(doc, r);
 	cJSON_AddItemToObject(doc, "evaluated", kt_record_evaluated_json(t, r));
+	add_retimed(doc, t, r);
 	const char *bad = NULL;
 	if (add_document(doc, "refactor", h ? h->refactor : NULL) != 0)
 		bad = "refactor";
@@ -477,6 +496,28 @@ static kt_status status_of(const char *name)
 	return KT_CHECK_FAILED; /* an unknown status never counts as passed */
 }
 
+/* The stored rivals of the final choice into out->retimed, each at the evaluation of its
+ * configuration (one that t cannot express, or that no evaluation has, is skipped). */
+static void read_retimed(const cJSON *doc, const kt_tmpl *t, kt_tune_result *out)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(doc, "retimed"), *it;
+	uint16_t *cfg = kt_xcalloc((size_t)t->nparams + 1, sizeof *cfg);
+	out->retimed = kt_xcalloc((size_t)cJSON_GetArraySize(a) + 1, sizeof *out->retimed);
+	cJSON_ArrayForEach(it, a)
+	{
+		if (kt_record_config_read(cJSON_GetObjectItemCaseSensitive(it, "config"), t, cfg, NULL) != 0)
+			continue;
+		long e = -1;
+		for (size_t i = 0; e < 0 && i < out->nevals; i++)
+			if (!memcmp(out->evals[i].cfg, cfg, (size_t)t->nparams * sizeof *cfg))
+				e = (long)i;
+		if (e >= 0)
+			out->retimed[out->nretimed++] = (kt_retimed){e, kt_json_num(it, "time_us", 0), kt_json_num(it, "ci_us", 0),
+								     cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "tie"))};
+	}
+	free(cfg);
+}
+
 void kt_record_result(const kt_record *r, const kt_tmpl *t, kt_tune_result *out)
 {
 	memset(out, 0, sizeof *out);
@@ -524,6 +565,7 @@ void kt_record_result(const kt_record *r, const kt_tmpl *t, kt_tune_result *out)
 		out->nevals++;
 	}
 	free(chosen);
+	read_retimed(doc, t, out);
 }
 
 void kt_record_measure(const kt_record *r, kt_measure *out)

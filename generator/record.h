@@ -2,8 +2,9 @@
  *
  * A record holds the key's fields in full, the chosen configuration (parameter name -> value),
  * its time and spread, how the times were taken (measure.h), the roofline figures, every
- * evaluated configuration with its status and time, the search that was run, the tool, driver and
- * runtime versions and the date.  It holds values, never code.  The layout is documented in docs/cache.md.
+ * evaluated configuration with its status and time, the rivals of the final choice with their tie
+ * set (optional), the search that was run, the tool, driver and runtime versions and the date.  It
+ * holds values, never code.  The layout is documented in docs/cache.md.
  *
  * Reading is two steps: kt_record_read checks the document on its own (format version, the key
  * is the hash of the stored fields, a configuration is present), which is all `kt cache verify`
@@ -60,7 +61,8 @@ int kt_record_match(const kt_record *r, const kt_key *expect, const kt_tmpl *t, 
 
 /* The stored evaluations as a tuning result in t's value indices (released with
  * kt_tune_result_free): each "evaluated" entry with its status, time, spread and resources, in
- * the stored order, and best at the entry of the record's configuration (-1 when none is).  An
+ * the stored order, and best at the entry of the record's configuration (-1 when none is), and
+ * the rivals of the final choice ("retimed"; none in older records) at their entries.  An
  * entry whose configuration t cannot express is skipped.  Call after kt_record_match.  The
  * same as the result that was stored, so what is computed from it (the robust fallback) does
  * not depend on whether a shape was just tuned or came from the cache. */

@@ -56,7 +56,9 @@ void kt_tune_result_free(kt_tune_result *r)
 		free(r->evals[i].msg);
 	}
 	free(r->evals);
+	free(r->retimed);
 	r->evals = NULL;
-	r->nevals = 0;
+	r->retimed = NULL;
+	r->nevals = r->nretimed = 0;
 	r->best = -1;
 }

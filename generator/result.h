@@ -48,6 +48,14 @@ typedef struct kt_eval {
 	                       * than the best at the time (racing); median_us is the estimate's */
 } kt_eval;
 
+/* A configuration timed again for the final choice, against the others (decide.h). */
+typedef struct kt_retimed {
+	long eval;            /* index into evals */
+	double us;            /* the mean of its blocks' medians (its sweep time when not timed again) */
+	double ci_us;         /* half-width of the 95% confidence interval of us; 0 when unknown */
+	int tie;              /* in the tie set that the choice was made from */
+} kt_retimed;
+
 typedef struct kt_tune_result {
 	int nparams;
 	size_t nevals;
@@ -64,6 +72,8 @@ typedef struct kt_tune_result {
 	char driver[32], runtime[32];
 	double reference_us;  /* the reference kernel's median time; 0 when not measured */
 	double default_us;    /* the default configuration's median time; 0 when it did not pass */
+	kt_retimed *retimed;  /* the rivals the choice was made among, in value order (owned); */
+	size_t nretimed;      /* none when there was one, or none was timed again (older records) */
 } kt_tune_result;
 
 void kt_tune_result_free(kt_tune_result *r);

@@ -526,6 +526,27 @@ static void add_round_evals(const kt_rounds *r, const kt_tmpl *t, int k, kt_tune
 	}
 }
 
+/* Round k's rivals of its final choice, at their evaluations in out (those t cannot express are
+ * left out). */
+static void add_round_retimed(const kt_rounds *r, const kt_tmpl *t, int k, kt_tune_result *out)
+{
+	const kt_round *rd = &r->v[k];
+	const kt_tmpl *n = rd->tmpl ? rd->tmpl : t;
+	uint16_t c[KT_MAX_SLOTS];
+	out->retimed = kt_xcalloc(rd->result.nretimed + 1, sizeof *out->retimed);
+	for (size_t i = 0; i < rd->result.nretimed; i++) {
+		const kt_retimed *x = &rd->result.retimed[i];
+		if (map_config(n, rd->result.evals[x->eval].cfg, t, c) != 0)
+			continue;
+		for (size_t j = 0; j < out->nevals; j++)
+			if (!memcmp(out->evals[j].cfg, c, (size_t)t->nparams * sizeof *c)) {
+				out->retimed[out->nretimed] = *x;
+				out->retimed[out->nretimed++].eval = (long)j;
+				break;
+			}
+	}
+}
+
 void kt_rounds_result(const kt_rounds *r, const kt_tmpl *t, int round, const uint16_t *cfg, kt_tune_result *out)
 {
 	memset(out, 0, sizeof *out);
@@ -538,11 +559,14 @@ void kt_rounds_result(const kt_rounds *r, const kt_tmpl *t, int round, const uin
 	out->nparams = t->nparams;
 	out->evals = NULL;
 	out->nevals = 0;
+	out->retimed = NULL;
+	out->nretimed = 0;
 	out->best = -1;
 	add_round_evals(r, t, round, out);
 	for (int k = 0; k < r->n; k++)
 		if (k != round)
 			add_round_evals(r, t, k, out);
+	add_round_retimed(r, t, round, out);
 	for (size_t j = 0; j < out->nevals && out->best < 0; j++)
 		if (!memcmp(out->evals[j].cfg, cfg, (size_t)t->nparams * sizeof *cfg))
 			out->best = (long)j;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "compile.h"
+#include "decide.h"
 #include "emit.h"
 #include "proc.h"
 #include "search.h"
@@ -26,11 +27,17 @@
 #include "worker.h"
 
 static const double DEFAULT_NEAR_FLOOR = 0.03;
-static const double NOISE_FLOOR = 0.005;       /* times within 0.5% are a tie whatever the spread */
 static const int64_t BW_BYTES = 1LL << 30;     /* the copy measured for the bandwidth ceiling */
 static const double MEASURE_TIMEOUT_S = 120;   /* watchdog of setup, the ceilings and the final re-timing */
-enum { DEFAULT_RETIME_TOP = 5, RETIME_ROUNDS = 30, MIN_BATCH = 8, MAX_BATCH = 256, MIN_ASK = 4 };
+enum { DEFAULT_RETIME_TOP = 5, MIN_BATCH = 8, MAX_BATCH = 256, MIN_ASK = 4 };
+/* The final choice: its rivals are timed again in RETIME_BLOCKS blocks of interleaved rounds, each
+ * block about RETIME_BLOCK_US of GPU time (decide.h), counting RETIME_LAUNCH_US for each launch's
+ * preparation (inputs reset, the L2 flushed for small shapes, events): 60 rounds for the small
+ * kernels whose choice wavered, at least RETIME_MIN_ROUNDS for the large ones. */
+enum { RETIME_BLOCKS = 5, RETIME_MIN_ROUNDS = 8, RETIME_MAX_ROUNDS = 60 };
+static const double RETIME_BLOCK_US = 10000, RETIME_LAUNCH_US = 10;
 enum { SLOTS = 2 };                            /* compile batches in flight at once */
+static const double FIRST_BATCH_S = 2.0;       /* the searches' first batch compiles in about this */
 enum { PENDING = -2 };                         /* ev_of: on its way, not yet recorded */
 
 /* ---- the pieces ------------------------------------------------------------------------------- */
@@ -47,6 +54,7 @@ typedef struct group {
 	char **flagv;     /* the toolchain's flags as words */
 	char *flagwords;
 	char arch[16];
+	char *noref;      /* the template without its reference kernel, in the work dir (kt_emit_unreferenced); NULL: none */
 } group;
 
 enum { U_NEW, U_COMPILING, U_DONE };
@@ -246,31 +254,48 @@ static long unit_add(tuner *tu)
 	return (long)tu->nunits++;
 }
 
-/* The unit of configuration cfg of task k's group: found, or made (U_NEW). */
-static long unit_of(tuner *tu, int k, const uint16_t *cfg)
+/* 1 when cfg is template t's default configuration. */
+static int is_default(const kt_tmpl *t, const uint16_t *cfg)
+{
+	for (int i = 0; i < t->nparams; i++)
+		if (cfg[i] != t->params[i].def)
+			return 0;
+	return 1;
+}
+
+/* The unit of configuration cfg of task k's group: found, or made (U_NEW).  Its text includes
+ * the group's copy of the template without its reference kernel (group.noref) unless it is the
+ * default's, which runs the reference: so nvcc compiles the reference once, not in every unit.
+ * With ref, a unit that holds the reference whatever its configuration (a task whose default
+ * is infeasible runs its reference from another configuration's unit): never packed. */
+static long unit_make(tuner *tu, int k, const uint16_t *cfg, int ref)
 {
 	const task *ta = &tu->tasks[k];
 	group *g = tu->groups[ta->group];
+	int whole = !g->noref || is_default(ta->t, cfg), alone = ref && !whole;
 	char sym[150], name[160];
 	kt_emit_symbol(ta->t, ta->t->kernel, cfg, sym, sizeof sym);
-	snprintf(name, sizeof name, "%s_g%d", sym, ta->group);
+	snprintf(name, sizeof name, "%s_g%d%s", sym, ta->group, alone ? "_ref" : "");
 	long u = unit_find(tu, name);
 	if (u >= 0)
 		return u;
 	u = unit_add(tu);
 	unitrec *ur = &tu->units[u];
+	const char *from = whole || alone ? NULL : g->noref;
 	ur->group = ta->group;
 	ur->state = U_NEW;
 	snprintf(ur->sym, sizeof ur->sym, "%s", sym);
 	snprintf(ur->u.name, sizeof ur->u.name, "%s", name);
 	snprintf(ur->u.entry, sizeof ur->u.entry, "%s_kernel", sym);
 	ur->u.cc = &g->cc;
-	kt_emit_variant(ta->t, cfg, sym, &ur->u.src);
-	if (g->cc.prelude)
-		kt_emit_part(ta->t, cfg, sym, &ur->u.part);
+	kt_emit_variant_from(ta->t, from, cfg, sym, &ur->u.src);
+	if (g->cc.prelude && !alone)
+		kt_emit_part_from(ta->t, from, cfg, sym, &ur->u.part);
 	index_put(tu, u);
 	return u;
 }
+
+static long unit_of(tuner *tu, int k, const uint16_t *cfg) { return unit_make(tu, k, cfg, 0); }
 
 /* ---- compile groups ---------------------------------------------------------------------------- */
 
@@ -283,6 +308,7 @@ static void group_free(group *g)
 	free(g->deps);
 	free(g->flagv);
 	free(g->flagwords);
+	free(g->noref);
 }
 
 /* Two toolchains that build the same way (NULL and "" alike), wherever they are kept: each
@@ -329,6 +355,15 @@ static int group_of(tuner *tu, const kt_tmpl *t, const kt_toolchain *tc, kt_err 
 			      tu->workdir, (const char *const *)g->deps, g->ndeps, NULL, o->pack > 0 ? o->pack : KT_TUNE_PACK};
 	if (g->cc.pack > 1 && kt_emit_prelude(t, &g->prelude) == 0)
 		g->cc.prelude = kt_buf_str(&g->prelude);
+	kt_buf text = {0}, name = {0};
+	kt_buf_printf(&name, "g%d_%s_noref.cuh", tu->ngroups, t->kernel);
+	g->noref = kt_path_join(tu->workdir, kt_buf_str(&name));
+	if (kt_emit_unreferenced(t, &text) || kt_write_atomic(g->noref, text.data, text.len, NULL)) {
+		free(g->noref); /* the reference stays in every unit */
+		g->noref = NULL;
+	}
+	kt_buf_free(&text);
+	kt_buf_free(&name);
 	return tu->ngroups++;
 }
 
@@ -489,26 +524,7 @@ static void charge(tuner *tu)
 			tu->tasks[k].charged += dt / (double)active;
 }
 
-/* ---- the end of a task: re-time its top candidates together and choose --------------------------- */
-
-/* How far cfg is from the default: parameters that differ, then the sum of index distances. */
-static long distance(const kt_tmpl *t, const uint16_t *cfg)
-{
-	long differ = 0, sum = 0;
-	for (int i = 0; i < t->nparams; i++) {
-		int d = abs((int)cfg[i] - t->params[i].def);
-		differ += d != 0;
-		sum += d;
-	}
-	return differ * 100000 + sum;
-}
-
-static const kt_tune_result *sort_r;
-static int by_time(const void *a, const void *b)
-{
-	double x = sort_r->evals[*(const long *)a].median_us, y = sort_r->evals[*(const long *)b].median_us;
-	return (x > y) - (x < y);
-}
+/* ---- the end of a task: time its rivals again, together, and choose ---------------------------- */
 
 /* The unit that measured eval i of task ta. */
 static const unitrec *eval_unit(tuner *tu, const task *ta, long i)
@@ -517,88 +533,83 @@ static const unitrec *eval_unit(tuner *tu, const task *ta, long i)
 	return &tu->units[u];
 }
 
-/* Re-times candidates which[0..k) of task ta together, interleaved; their times go to med/spr
- * (unchanged when the re-timing fails: the sweep's times stand). */
-static void retime(tuner *tu, task *ta, const long *which, size_t k, double *med, double *spr)
+/* One block: candidates c[0..k) of task ta timed together, interleaved (A B C A B C ...), for
+ * rounds rounds; each one's median goes to med.  -1 when the worker could not. */
+static int retime(tuner *tu, task *ta, const kt_retimed *c, size_t k, int rounds, double *med)
 {
 	kt_tune_result *r = ta->r;
 	kt_buf cmd = {0};
-	kt_buf_printf(&cmd, "retime\t%s\t%d", ta->id, RETIME_ROUNDS);
+	kt_buf_printf(&cmd, "retime\t%s\t%d", ta->id, rounds);
 	for (size_t i = 0; i < k; i++) {
 		kt_buf cfg = {0};
-		const unitrec *ur = eval_unit(tu, ta, which[i]);
-		kt_tmpl_format_config(ta->t, r->evals[which[i]].cfg, &cfg);
+		const unitrec *ur = eval_unit(tu, ta, c[i].eval);
+		kt_tmpl_format_config(ta->t, r->evals[c[i].eval].cfg, &cfg);
 		kt_buf_printf(&cmd, "\t%s\t%s\t%s", ur->u.cubin, ur->u.entry, kt_buf_str(&cfg));
 		kt_buf_free(&cfg);
 	}
 	kt_job j = {cmd.data, KT_OK, NULL, MEASURE_TIMEOUT_S};
 	kt_err e = {0};
-	if (kt_pool_run(tu->pool, &j, 1, &e) == 0 && j.status == KT_OK) {
-		const char *p = j.reply;
-		for (size_t i = 0; i < k && p; i++) {
-			char *end;
-			double m = strtod(p, &end), sp = strtod(end, &end);
-			if (m > 0)
-				med[i] = m, spr[i] = sp;
-			p = *end ? end + 1 : NULL;
-		}
+	int rc = kt_pool_run(tu->pool, &j, 1, &e) == 0 && j.status == KT_OK ? 0 : -1;
+	const char *p = rc == 0 ? j.reply : NULL;
+	for (size_t i = 0; rc == 0 && i < k; i++) { /* "median spread" per candidate */
+		char *end;
+		med[i] = strtod(p, &end);
+		strtod(end, &end);
+		rc = med[i] > 0 ? 0 : -1;
+		p = *end ? end + 1 : end;
 	}
 	kt_job_clear(&j);
 	kt_buf_free(&cmd);
+	return rc;
 }
 
-/* The choice: the fastest few fully timed (and the default, when its time is within the noise
- * of the fastest) are re-timed together; among those within the noise of the fastest of them,
- * the default, else the one closest to it.  The evals keep their sweep times. */
+/* Times the rivals c[0..k) again in RETIME_BLOCKS blocks, one after another on the same worker
+ * (one job at a time goes to the first worker); each one's time becomes the mean of its blocks'
+ * medians, with its confidence interval.  When no block could be timed the sweep's times stand,
+ * with no interval. */
+static void retime_rivals(tuner *tu, task *ta, kt_retimed *c, size_t k)
+{
+	double sum = 0;
+	for (size_t i = 0; i < k; i++)
+		sum += c[i].us + RETIME_LAUNCH_US;
+	double want = RETIME_BLOCK_US / (sum > 0 ? sum : 1);
+	int rounds = want < RETIME_MIN_ROUNDS ? RETIME_MIN_ROUNDS : want > RETIME_MAX_ROUNDS ? RETIME_MAX_ROUNDS : (int)want;
+	double *med = kt_xcalloc(RETIME_BLOCKS * k, sizeof *med), *v = kt_xcalloc(RETIME_BLOCKS, sizeof *v);
+	size_t nb = 0;
+	for (int b = 0; b < RETIME_BLOCKS; b++)
+		nb += retime(tu, ta, c, k, rounds, med + nb * k) == 0;
+	for (size_t i = 0; nb && i < k; i++) {
+		for (size_t b = 0; b < nb; b++)
+			v[b] = med[b * k + i];
+		kt_decide_interval(v, nb, &c[i].us, &c[i].ci_us);
+	}
+	free(med);
+	free(v);
+}
+
+/* The choice (decide.h): the rivals of the fastest are timed again together, and the rule picks
+ * from their tie set.  The evals keep their sweep times; the rivals and their new times go to
+ * r->retimed. */
 static void choose(tuner *tu, task *ta)
 {
 	kt_tune_result *r = ta->r;
-	long *ok = kt_xcalloc(r->nevals + 1, sizeof *ok);
-	size_t nok = 0;
-	for (size_t i = 0; i < r->nevals; i++)
-		if (r->evals[i].status == KT_OK && !r->evals[i].raced)
-			ok[nok++] = (long)i;
-	r->best = -1;
-	if (!nok) {
-		free(ok);
-		return;
-	}
-	sort_r = r;
-	qsort(ok, nok, sizeof *ok, by_time);
 	int top = tu->o->retime_top == 0 ? DEFAULT_RETIME_TOP : tu->o->retime_top;
-	size_t k = top < 1 ? 1 : (size_t)top < nok ? (size_t)top : nok;
-	long def = ta->def_idx >= 0 ? ta->ev_of[ta->def_idx] : -1;
-	if (def >= 0 && r->evals[def].status == KT_OK && !r->evals[def].raced) {
-		const kt_eval *b = &r->evals[ok[0]], *d = &r->evals[def];
-		double nz = fmax(fmax(b->spread_us, d->spread_us), NOISE_FLOOR * b->median_us);
-		int in_top = 0;
-		for (size_t i = 0; i < k; i++)
-			in_top |= ok[i] == def;
-		if (!in_top && d->median_us - b->median_us <= nz)
-			ok[k++] = def; /* a slot beyond the top: ok has room for every passing eval */
-	}
-	double *med = kt_xcalloc(k, sizeof *med), *spr = kt_xcalloc(k, sizeof *spr);
-	for (size_t i = 0; i < k; i++) {
-		med[i] = r->evals[ok[i]].median_us;
-		spr[i] = r->evals[ok[i]].spread_us;
-	}
+	long rival[KT_DECIDE_MAX];
+	/* A user's --config list is compared whole; with re-timing off, the fastest alone. */
+	size_t k = kt_decide_rivals(ta->t, r, top > 0 ? (size_t)top : 1, ta->tt->nonly > 0, rival, top < 0 ? 1 : KT_DECIDE_MAX);
+	r->best = -1;
+	if (!k)
+		return;
+	kt_retimed *c = kt_xcalloc(k, sizeof *c);
+	for (size_t i = 0; i < k; i++)
+		c[i] = (kt_retimed){rival[i], r->evals[rival[i]].median_us, 0, 0};
 	if (k > 1)
-		retime(tu, ta, ok, k, med, spr);
-	size_t fastest = 0;
-	for (size_t i = 1; i < k; i++)
-		if (med[i] < med[fastest])
-			fastest = i;
-	size_t best = fastest;
-	for (size_t i = 0; i < k; i++) {
-		double nz = fmax(fmax(spr[fastest], spr[i]), NOISE_FLOOR * med[fastest]);
-		if (i != best && med[i] - med[fastest] <= nz &&
-		    distance(ta->t, r->evals[ok[i]].cfg) < distance(ta->t, r->evals[ok[best]].cfg))
-			best = i;
-	}
-	r->best = ok[best];
-	free(med);
-	free(spr);
-	free(ok);
+		retime_rivals(tu, ta, c, k);
+	r->best = c[kt_decide_pick(ta->t, r, c, k)].eval;
+	if (k > 1)
+		r->retimed = c, r->nretimed = k;
+	else
+		free(c);
 }
 
 static void finish_task(tuner *tu, task *ta)
@@ -896,6 +907,8 @@ static int measure_ready(tuner *tu, kt_err *err)
 		jobs[i].cmd = kt_buf_detach(&cmd);
 	}
 	double t0 = kt_now();
+	if (tu->st.first_measure_s <= 0)
+		tu->st.first_measure_s = t0 - tu->start;
 	int rc = kt_pool_run(tu->pool, jobs, n, err);
 	tu->st.measure_s += kt_now() - t0;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -1026,7 +1039,7 @@ static void task_reference(tuner *tu, int k, idlist *fresh)
 	size_t ri = ta->def_idx >= 0 ? (size_t)ta->def_idx : 0;
 	if (ta->def_idx >= 0)
 		enqueue(tu, k, ri, fresh);
-	ta->ref_unit = unit_of(tu, k, kt_space_cfg(ta->space, ri));
+	ta->ref_unit = unit_make(tu, k, kt_space_cfg(ta->space, ri), 1);
 	if (tu->units[ta->ref_unit].state == U_NEW) { /* the default exceeds the device: its text serves */
 		tu->units[ta->ref_unit].state = U_COMPILING;
 		id_add(fresh, ta->ref_unit);
@@ -1161,11 +1174,51 @@ static int any_setup(const tuner *tu)
 	return 0;
 }
 
-static int refill(tuner *tu, kt_err *err);
+/* How long one unit of the first batch (the check kernels, the references) took nvcc: the
+ * slowest reference's, from ninja's log; else the batch's wall time. */
+static double unit_seconds(const tuner *tu, const idlist *l, long check, double wall)
+{
+	double s = 0;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i] != check && tu->units[l->v[i]].u.seconds > s)
+			s = tu->units[l->v[i]].u.seconds;
+	return s > 0 ? s : wall;
+}
 
-/* The first compile batch: the check kernels, each task's reference and default and what its
- * search asks first.  The workers start while nvcc runs; then the check kernels are loaded,
- * every problem is defined and its reference run, and the ceilings are measured. */
+/* The size of the searches' first batch: what every compile job gets through in about
+ * FIRST_BATCH_S at unit_s a variant (the references' units cost one variant and nvcc's fixed
+ * cost: an upper bound of a variant's share of a packed unit), with the next batch sharing the
+ * cores; at least one variant a job, at most a quarter batch (the size before it was measured). */
+static size_t first_size(const tuner *tu, double unit_s)
+{
+	size_t jobs = (size_t)kt_compile_jobs(&tu->batchcc), quarter = (size_t)batch_size(tu) / 4;
+	double each = unit_s > 0 ? FIRST_BATCH_S / (SLOTS * unit_s) : (double)quarter;
+	size_t n = jobs * (each < 1 ? 1 : (size_t)each);
+	return n < quarter ? n : quarter > 0 ? quarter : 1;
+}
+
+/* The searches' first batch, n configurations shared by the tasks (at least a few each), in
+ * the next slot. */
+static int ask_first(tuner *tu, size_t n, kt_err *err)
+{
+	idlist fresh = {0};
+	size_t each = n / tu->ntasks, asked = 0;
+	each = each < MIN_ASK ? MIN_ASK : each;
+	for (size_t k = 0; k < tu->ntasks; k++)
+		if (tu->tasks[k].state == T_ASKING)
+			asked += ask_task(tu, (int)k, each, &fresh);
+	tu->st.first_batch = (int)asked;
+	int rc = fresh.n ? compile_start(tu, &fresh, err) : 0;
+	free(fresh.v);
+	return rc;
+}
+
+/* The first compile batches.  First the check kernels and each task's reference (its default's
+ * unit, or one of its own), each alone: the least the GPU can start on, so the first
+ * measurement waits for one variant's compile whatever the template.  The workers start while
+ * nvcc runs.  How long that took sizes the searches' first batch (a template of heavily unrolled
+ * variants gets a small one), which compiles while the check kernels are loaded, every problem is
+ * defined and its reference run, and the ceilings are measured. */
 static int first_batch(tuner *tu, const int *gpus, int ngpus, kt_err *err)
 {
 	idlist fresh = {0};
@@ -1176,18 +1229,13 @@ static int first_batch(tuner *tu, const int *gpus, int ngpus, kt_err *err)
 	cu->state = U_COMPILING;
 	index_put(tu, check);
 	id_add(&fresh, check);
-	/* A quarter batch, in smaller packs, that the GPU starts on sooner; the next batch compiles
-	 * while the workers set up (below). */
-	size_t each = (size_t)batch_size(tu) / 4 / tu->ntasks;
-	each = each < MIN_ASK ? MIN_ASK : each;
 	for (size_t k = 0; k < tu->ntasks; k++)
 		if (tu->tasks[k].state == T_SETUP) {
 			task_reference(tu, (int)k, &fresh);
 			tu->tasks[k].state = T_ASKING;
-			ask_task(tu, (int)k, each, &fresh);
 		}
+	double t0 = kt_now();
 	int rc = compile_start(tu, &fresh, err);
-	free(fresh.v);
 	if (rc == 0)
 		rc = open_pool(tu, gpus, ngpus, err);
 	if (tu->busy[0]) {
@@ -1196,8 +1244,10 @@ static int first_batch(tuner *tu, const int *gpus, int ngpus, kt_err *err)
 		if (rc == 0 && crc)
 			rc = -1, *err = e;
 	}
+	tu->st.unit_s = unit_seconds(tu, &fresh, check, kt_now() - t0);
+	free(fresh.v);
 	if (rc == 0)
-		rc = refill(tu, err);
+		rc = ask_first(tu, first_size(tu, tu->st.unit_s), err);
 	if (rc)
 		return -1;
 	cu = &tu->units[check];

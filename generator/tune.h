@@ -13,9 +13,10 @@
  * time is spent, its best is within a few percent of the roofline floor, or it converged: no
  * gain beyond the measured noise in the last `patience` evaluations.  Racing: a configuration
  * whose first short measurement is clearly slower than the problem's best so far is not timed
- * to full precision.  At the end the top candidates are re-timed together, interleaved, and
- * among those within the noise of the fastest it prefers the default, then the configuration
- * closest to it.
+ * to full precision.  At the end its rivals (the fastest few and every one within the noise of
+ * the best) are timed again together, interleaved, in blocks on one worker, each with a
+ * confidence interval; from those that tie with the fastest, one rule chooses, whatever the order
+ * the search evaluated them in (decide.h).
  */
 #ifndef KT_TUNE_H
 #define KT_TUNE_H
@@ -39,10 +40,13 @@ enum { KT_TUNE_PATIENCE_PER_PARAM = 3 }; /* or this many per parameter where tha
 
 /* Where the time of one batch went (wall seconds). */
 typedef struct kt_tune_stats {
-	double setup_s;        /* GPUs, spaces, first compile, workers, references, ceilings */
+	double setup_s;        /* GPUs, spaces, the references' compile, workers, references, ceilings */
 	double measure_s;      /* workers checking and timing */
 	double compile_wait_s; /* waiting for nvcc with nothing to measure */
 	double retime_s;       /* the final interleaved re-timings */
+	double first_measure_s; /* from the start to the first configuration's measurement */
+	double unit_s;         /* nvcc's time for a reference's unit (one variant): sizes the first batch */
+	int first_batch;       /* configurations the searches asked for their first compile batch */
 	int batches;           /* compile batches */
 	int packed;            /* variants compiled in shared translation units */
 	int compiled;          /* variants compiled (each once, whatever the shapes that measured it) */
@@ -71,7 +75,8 @@ typedef struct kt_tune_opts {
 	double timeout_s;             /* watchdog per variant; <= 0: 10 s */
 	kt_ceilings *ceilings;        /* in: the GPU's known ceilings (0: unknown); out: with those measured.  NULL: measure */
 	double near_floor;            /* stop within this fraction of the floor; 0: 0.03; < 0: never */
-	int retime_top;               /* candidates re-timed at the end; 0: 5; < 0: none */
+	int retime_top;               /* the fastest this many are always among the rivals timed again at the end
+				       * (decide.h); 0: 5; < 0: none is, the fastest by its sweep time is chosen */
 	int patience;                 /* see above; 0: kt_tune_patience; < 0: never converge */
 	double race;                  /* racing margin; 0: KT_TUNE_RACE; < 0: no racing */
 	kt_progress *progress;        /* one line for the whole batch; may be NULL */

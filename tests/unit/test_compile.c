@@ -95,6 +95,7 @@ static void test_nvcc(const char *nvcc, const char *dir)
 	CHECK_INT(u[2].ok, 1); /* the worker's check kernels compile */
 	if (!u[2].ok && u[2].msg)
 		fprintf(stderr, "%s\n", u[2].msg);
+	CHECK(u[0].seconds > 0 && u[0].seconds < 300 && u[2].seconds > 0); /* from ninja's log */
 
 	/* The same text again: ninja has nothing to do and the results are the same. */
 	struct stat before, after;
@@ -188,8 +189,10 @@ static void part_unit(kt_unit *u, const char *name, const char *body)
 	kt_buf_free(&text);
 }
 
-/* Variants of a shipped template compiled together: each is found in the shared cubin with its
- * resources, and its code is exactly the code of its own translation unit (what ships). */
+/* Variants of a shipped template compiled together, as the tuner does, from its copy without the
+ * reference kernel (kt_emit_unreferenced): each is found in the shared cubin with its resources,
+ * its code is exactly the code of its own translation unit with the whole template (what ships),
+ * and the reference is left out. */
 static void test_pack_template(const char *nvcc, const char *dir)
 {
 	kt_err err = {0};
@@ -204,8 +207,14 @@ static void test_pack_template(const char *nvcc, const char *dir)
 	kt_space sp = {0};
 	CHECK_INT(kt_space_enum(t, shape, &sp, &err), 0);
 	CHECK_INT(kt_emit_prelude(t, &prelude), 0);
-	char work[600];
+	char work[600], noref[700];
 	snprintf(work, sizeof work, "%s/pack", dir);
+	snprintf(noref, sizeof noref, "%s/rmsnorm_noref.cuh", work);
+	kt_buf copy = {0};
+	CHECK_INT(kt_emit_unreferenced(t, &copy), 0);
+	CHECK_INT(kt_mkdirs(work, &err), 0);
+	CHECK_INT(kt_write_atomic(noref, copy.data, copy.len, &err), 0);
+	kt_buf_free(&copy);
 	kt_compiler c = {nvcc, NULL, "90", NULL, 0, 1, work, NULL, 0, kt_buf_str(&prelude), 8};
 	enum { N = 4 };
 	kt_unit u[N];
@@ -216,7 +225,7 @@ static void test_pack_template(const char *nvcc, const char *dir)
 		unit(&u[i], sym, "", "");
 		snprintf(u[i].entry, sizeof u[i].entry, "%s_kernel", sym);
 		kt_emit_variant(t, cfg, sym, &u[i].src);
-		kt_emit_part(t, cfg, sym, &u[i].part);
+		kt_emit_part_from(t, noref, cfg, sym, &u[i].part);
 	}
 	CHECK_INT(kt_compile(&c, u, N, &err), 0);
 	char pack_src[2048];
@@ -227,6 +236,7 @@ static void test_pack_template(const char *nvcc, const char *dir)
 	char *pargv[] = {(char *)nvcc, "-ptx", "-arch=sm_90", "-o", ptx, pack_src, NULL};
 	CHECK_INT(run(pargv), 0);
 	kt_read_file(ptx, &pack_ptx, &err);
+	CHECK(pack_ptx.len > 0 && !strstr(pack_ptx.data, "_reference"));
 	char *shared = u[0].cubin ? strdup(u[0].cubin) : NULL;
 	for (int i = 0; i < N; i++) {
 		CHECK_INT(u[i].ok, 1);
@@ -240,6 +250,7 @@ static void test_pack_template(const char *nvcc, const char *dir)
 		CHECK_INT(run(argv), 0);
 		kt_buf alone = {0}, a = {0}, b = {0};
 		kt_read_file(ptx, &alone, &err);
+		CHECK(strstr(kt_buf_str(&alone), "_reference") != NULL); /* the whole template, as it ships */
 		ptx_entry(kt_buf_str(&alone), u[i].entry, &a);
 		ptx_entry(kt_buf_str(&pack_ptx), u[i].entry, &b);
 		CHECK(a.len > 100);

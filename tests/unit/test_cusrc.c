@@ -1,11 +1,43 @@
-/* test_cusrc.c - finding __global__ functions in CUDA source (local includes are tested with
+/* test_cusrc.c - finding __global__ functions and their definitions in CUDA source (local includes are tested with
  * real files in test_tmpl). */
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
 #include "cusrc.h"
 
 static int has(const char *src, const char *name) { return kt_cusrc_has_global(src, strlen(src), name); }
+
+/* The definition of name in src as text, or "-" when it cannot be cut out. */
+static const char *def(const char *src, const char *name)
+{
+	static char out[512];
+	size_t from, to;
+	if (kt_cusrc_global_def(src, strlen(src), name, &from, &to))
+		return "-";
+	snprintf(out, sizeof out, "%.*s", (int)(to - from), src + from);
+	return out;
+}
+
+static void test_global_def(void)
+{
+	CHECK_STR(def("__device__ int f(int x) { return x; }\n// the naive one\nextern \"C\" __global__ void ref(float *o)\n"
+		      "{\n\to[0] = 1.f;\n}\n__global__ void k(float *o) {}\n", "ref"),
+		  "\n// the naive one\nextern \"C\" __global__ void ref(float *o)\n{\n\to[0] = 1.f;\n}");
+	CHECK_STR(def("#include \"x.cuh\"\n__global__ void __launch_bounds__(256) ref(float *o) { if (o) { o[0] = 0; } }", "ref"),
+		  "__global__ void __launch_bounds__(256) ref(float *o) { if (o) { o[0] = 0; } }");
+	CHECK_STR(def("__global__ void ref(float *o)\n{\n#pragma unroll\n\tfor (int i = 0; i < 4; i++) o[i] = 0;\n}", "ref"),
+		  "__global__ void ref(float *o)\n{\n#pragma unroll\n\tfor (int i = 0; i < 4; i++) o[i] = 0;\n}");
+	CHECK_STR(def("__global__ void ref(const char *s) { s = \"}\"; /* } */ }", "ref"),
+		  "__global__ void ref(const char *s) { s = \"}\"; /* } */ }");
+	/* Used elsewhere, declared only, or a directive inside: not cut out. */
+	CHECK_STR(def("__global__ void ref(float *o) {}\n__global__ void k(float *o) { ref<<<1, 1>>>(o); }", "ref"), "-");
+	CHECK_STR(def("#define NAIVE ref\n__global__ void ref(float *o) {}", "ref"), "-");
+	CHECK_STR(def("__global__ void ref(float *o);", "ref"), "-");
+	CHECK_STR(def("__global__ void ref(float *o)\n{\n#if X\n\to[0] = 1;\n#endif\n}", "ref"), "-");
+	CHECK_STR(def("__global__ void ref(float *o) { o[0] = 1;", "ref"), "-");
+	CHECK_STR(def("__global__ void k(float *o) {}", "ref"), "-");
+}
 
 int main(void)
 {
@@ -23,5 +55,6 @@ int main(void)
 	CHECK(!has("__global__", "k"));
 	CHECK(!has("__global__ void k", "kk"));
 	CHECK(!has("", "k"));
+	test_global_def();
 	return check_done();
 }

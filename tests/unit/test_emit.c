@@ -1,6 +1,8 @@
 /* test_emit.c - the generated files of one kernel: the file set, the manifest, the variant text,
  * re-runs that leave mtimes alone, removal of stale variants, validation before any write, and
- * the macros, symbols and manifest entry of an option. */
+ * the macros, symbols and manifest entry of an option, the CUDA headers a variant includes, and
+ * the tuner's copy of a template without its reference. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -473,6 +475,66 @@ static void test_options(void)
 	kt_buf_free(&diags);
 }
 
+/* The headers: only those the types need, and <atomic> for a variant's launcher, never in the
+ * prelude of parts.  The tuner's copy of a template without its reference: the reference's
+ * lines kept empty after a #line naming the template, its local includes absolute. */
+static const char unref_src[] = "// @kt kernel k\n// @kt reference k_naive grid n block 1\n// @kt shape n\n"
+				"// @kt param B in 32, 64 default 32\n// @kt grid n\n// @kt block B\n"
+				"// @kt arg out float[n] out\n// @kt arg n int = n\n"
+				"#include \"helper.cuh\"\n"
+				"__global__ void k(float *out, int n) { out[0] = one(); }\n"
+				"extern \"C\" __global__ void k_naive(float *out, int n)\n{\n\tout[0] = 1.f;\n}\n";
+
+static void test_unreferenced(void)
+{
+	char *dir = path_in(tmpdir, "unref"), *tpath = path_in(dir, "k.cu.tmpl"), *hpath = path_in(dir, "helper.cuh");
+	kt_err err = {0};
+	kt_buf diags = {0}, b = {0};
+	CHECK_INT(kt_mkdirs(dir, &err), 0);
+	CHECK_INT(kt_write_atomic(hpath, "__device__ float one() { return 1.f; }\n", 39, &err), 0);
+	CHECK_INT(kt_write_atomic(tpath, unref_src, sizeof unref_src - 1, &err), 0);
+	kt_tmpl *t = kt_tmpl_parse(tpath, NULL, &diags, &err);
+	CHECK(t != NULL);
+	if (!t) {
+		fprintf(stderr, "%s%s\n", kt_buf_str(&diags), err.msg);
+		return;
+	}
+	char *rt = realpath(tpath, NULL), *rh = realpath(hpath, NULL);
+	CHECK_INT(kt_emit_unreferenced(t, &b), 0);
+	kt_buf want = {0};
+	kt_buf_printf(&want, "#line 1 \"%s\"\n", rt);
+	kt_buf_add(&want, unref_src, (size_t)(strstr(unref_src, "#include") - unref_src));
+	kt_buf_printf(&want, "#include \"%s\"\n__global__ void k(float *out, int n) { out[0] = one(); }\n\n\n\n\n", rh);
+	CHECK_STR(kt_buf_str(&b), kt_buf_str(&want));
+	kt_buf_reset(&b);
+	const uint16_t cfg[1] = {1};
+	kt_emit_part_from(t, hpath, cfg, "kt_probe_2", &b);
+	CHECK(strstr(kt_buf_str(&b), "namespace kt_probe_2_ns {\n#include \"") && strstr(kt_buf_str(&b), "helper.cuh\"\n}\n"));
+	kt_buf_reset(&b);
+	kt_emit_variant(t, cfg, "kt_probe_2", &b);
+	CHECK(!strstr(b.data, "cuda_fp16.h") && !strstr(b.data, "cuda_bf16.h") && strstr(b.data, "#include <atomic>"));
+	kt_buf_reset(&b);
+	CHECK_INT(kt_emit_prelude(t, &b), 0);
+	CHECK(!strstr(b.data, "cuda_fp16.h") && !strstr(b.data, "<atomic>") && strstr(b.data, "#include <cuda_runtime.h>"));
+	kt_tmpl_free(t);
+	/* No reference: no copy. */
+	static const char plain[] = "// @kt kernel k\n// @kt shape n\n// @kt grid n\n// @kt block 32\n"
+				    "// @kt arg out float[n] out\n// @kt arg n int = n\n__global__ void k(float *out, int n) {}\n";
+	t = kt_tmpl_parse_text(tpath, plain, sizeof plain - 1, NULL, &diags, &err);
+	kt_buf_reset(&b);
+	CHECK(t && kt_emit_unreferenced(t, &b) == 1 && b.len == 0);
+	kt_tmpl_free(t);
+	free(rt);
+	free(rh);
+	kt_buf_free(&want);
+	kt_buf_free(&b);
+	kt_buf_free(&diags);
+	rm_rf(dir);
+	free(dir);
+	free(tpath);
+	free(hpath);
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof tmpdir, "%s/kt_test_emit.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -490,6 +552,7 @@ int main(void)
 		test_gpu_tables(t);
 	}
 	test_options();
+	test_unreferenced();
 	kt_tmpl_free(t);
 	char *out = path_in(tmpdir, "out");
 	rm_rf(out);

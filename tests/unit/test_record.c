@@ -444,6 +444,46 @@ static void test_measure(void)
 	kt_tune_result_free(&r);
 }
 
+/* The rivals of the final choice are an optional field: written when there were several, read
+ * back at their evaluations; a record without them (older ones) reads as before. */
+static void test_retimed(void)
+{
+	kt_tune_result r, back;
+	make_result(&r);
+	kt_key k = {0};
+	make_key(&k, "-O3");
+	kt_err err = {0};
+	kt_record rec;
+	char *text = kt_record_json(&k, &prob, &r, NULL, &err);
+	CHECK(text && !strstr(text, "\"retimed\""));
+	CHECK(text && kt_record_read(text, strlen(text), &rec, &err) == 0);
+	kt_record_result(&rec, t, &back);
+	CHECK_INT((long)back.nretimed, 0);
+	kt_record_free(&rec);
+	kt_tune_result_free(&back);
+	free(text);
+
+	r.retimed = kt_xcalloc(2, sizeof *r.retimed);
+	r.retimed[0] = (kt_retimed){0, 3.3, 0.02, 1};
+	r.retimed[1] = (kt_retimed){1, 3.25, 0.01, 1};
+	r.nretimed = 2;
+	text = kt_record_json(&k, &prob, &r, NULL, &err);
+	CHECK(text && strstr(text, "\"retimed\"") && strstr(text, "\"ci_us\"") && strstr(text, "\"tie\""));
+	CHECK(text && kt_record_read(text, strlen(text), &rec, &err) == 0);
+	kt_record_result(&rec, t, &back);
+	CHECK_INT((long)back.nretimed, 2);
+	for (size_t i = 0; i < back.nretimed && i < 2; i++) {
+		CHECK_INT(back.retimed[i].eval, r.retimed[i].eval);
+		CHECK(back.retimed[i].us == r.retimed[i].us && back.retimed[i].ci_us == r.retimed[i].ci_us);
+		CHECK_INT(back.retimed[i].tie, 1);
+	}
+	kt_record_free(&rec);
+	kt_tune_result_free(&back);
+	free(text);
+	kt_key_free(&k);
+	kt_tune_result_free(&r);
+}
+
 int main(void)
 {
 	kt_buf diags = {0};
@@ -460,6 +500,7 @@ int main(void)
 	test_mutations();
 	test_result();
 	test_measure();
+	test_retimed();
 	kt_tmpl_free(t);
 	kt_buf_free(&diags);
 	return check_done();

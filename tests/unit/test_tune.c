@@ -1,7 +1,10 @@
 /* test_tune.c - the whole tuning loop on the fake GPU with the fake compiler
  * (tests/unit/fake/): statuses of planted failures, the chosen winner, budgets, the robust
  * configuration across shapes, the ceilings kept in the cache directory, variants compiled once
- * for two shapes, and a task that gives up after failures in a row. */
+ * for two shapes, a task that gives up after failures in a row, the reference kernel compiled in
+ * one unit only, the tie rule whatever the order of evaluation, and the first batch sized by what
+ * a variant costs nvcc. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -429,6 +432,199 @@ static const char nobuild_src[] =
 	"\t\tout[i] = 2.0f * x[i];\n"
 	"}\n";
 
+/* A template whose configurations tie: A=1 and A=3 take 50 us at every B (the fake's 40 us, plus
+ * 25% for the one fake-best line each misses), A=2 and A=4 60 us.  Of the eight ties, A=1,B=64
+ * and A=3,B=64 are one step from the default; A=1 comes first in value order. */
+static const char ties_src[] =
+	"// @kt kernel    scale\n"
+	"// @kt shape     n\n"
+	"// @kt param     A in 1, 2, 3, 4 default 2\n"
+	"// @kt param     B in 32, 64, 128, 256 default 64\n"
+	"// @kt arg       out float[n] out\n"
+	"// @kt arg       x   float[n] in fill uniform(-2, 2)\n"
+	"// @kt arg       n   int = n\n"
+	"// @kt grid      cdiv(n, B)\n"
+	"// @kt block     B\n"
+	"// @kt bytes     8 * n\n"
+	"// @kt tolerance 1e-6\n"
+	"//\n"
+	"// fake-best: A=1\n"
+	"// fake-best: A=3\n"
+	"// fake-time-us: 40\n"
+	"#ifndef B\n#define B 64\n#endif\n"
+	"__global__ void scale(float *out, const float *x, int n)\n"
+	"{\n"
+	"\tint i = blockIdx.x * B + threadIdx.x;\n"
+	"\tif (i < n)\n"
+	"\t\tout[i] = 2.0f * x[i];\n"
+	"}\n";
+
+/* The tie rule picks the same configuration whatever the order of evaluation: the whole space
+ * in space order, in two random orders and best-first; the record's tie set is the eight. */
+static void test_ties(const char *dir)
+{
+	char path[600];
+	snprintf(path, sizeof path, "%s/ties2.cu.tmpl", dir);
+	kt_buf diags = {0};
+	kt_err err = {0};
+	CHECK_INT(kt_write_atomic(path, ties_src, sizeof ties_src - 1, &err), 0);
+	kt_tmpl *t = kt_tmpl_parse(path, NULL, &diags, &err);
+	CHECK(t != NULL);
+	if (!t) {
+		fprintf(stderr, "%s\n%s\n", kt_buf_str(&diags), err.msg);
+		kt_buf_free(&diags);
+		return;
+	}
+	static const struct {
+		const char *strategy;
+		uint64_t seed;
+	} runs[] = {{"exhaustive", 1}, {"random", 2}, {"random", 3}, {"bestfirst", 4}};
+	for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+		kt_tune_opts o = fake_opts(NULL);
+		o.strategy = runs[k].strategy;
+		o.seed = runs[k].seed;
+		o.patience = -1; /* every configuration, in the strategy's order */
+		int64_t shape[1] = {4096};
+		kt_tune_result r;
+		CHECK_INT(tune(t, shape, &o, &r, &err), 0);
+		CHECK_INT(r.nevals, 16);
+		kt_buf cfg = {0};
+		if (r.best >= 0)
+			kt_tmpl_format_config(t, r.evals[r.best].cfg, &cfg);
+		CHECK_STR(kt_buf_str(&cfg), "A=1,B=64");
+		size_t ties = 0;
+		for (size_t i = 0; i < r.nretimed; i++)
+			ties += r.retimed[i].tie;
+		CHECK_INT(ties, 8);
+		kt_buf_free(&cfg);
+		kt_tune_result_free(&r);
+	}
+	kt_tmpl_free(t);
+	kt_buf_free(&diags);
+}
+
+/* A template with a reference kernel whose default is infeasible at the shape (U=3 does not
+ * divide it): the reference runs from a unit of its own, and it is the only unit that compiles
+ * the reference (the others include the copy without it, kt_emit_unreferenced). */
+static const char refonce_src[] =
+	"// @kt kernel    scale\n"
+	"// @kt reference scale_naive grid n block 1\n"
+	"// @kt shape     n\n"
+	"// @kt param     BLOCK in 32, 64, 128 default 64\n"
+	"// @kt param     U     in 1, 2, 3 default 3\n"
+	"// @kt require   n % U == 0\n"
+	"// @kt arg       out float[n] out\n"
+	"// @kt arg       x   float[n] in fill uniform(-2, 2)\n"
+	"// @kt arg       n   int = n\n"
+	"// @kt grid      cdiv(n, BLOCK * U)\n"
+	"// @kt block     BLOCK\n"
+	"// @kt bytes     8 * n\n"
+	"// @kt tolerance 1e-6\n"
+	"#ifndef BLOCK\n#define BLOCK 64\n#endif\n"
+	"__global__ void scale(float *out, const float *x, int n)\n"
+	"{\n"
+	"\tint i = blockIdx.x * BLOCK + threadIdx.x;\n"
+	"\tif (i < n)\n"
+	"\t\tout[i] = 2.0f * x[i];\n"
+	"}\n"
+	"extern \"C\" __global__ void scale_naive(float *out, const float *x, int n)\n"
+	"{\n"
+	"\tfor (int i = 0; i < n; i++)\n"
+	"\t\tout[i] = 2.0f * x[i];\n"
+	"}\n";
+
+static void test_reference_once(const char *dir)
+{
+	char path[600], work[600];
+	snprintf(path, sizeof path, "%s/refonce.cu.tmpl", dir);
+	snprintf(work, sizeof work, "%s/refonce-work", dir);
+	kt_buf diags = {0};
+	kt_err err = {0};
+	CHECK_INT(kt_write_atomic(path, refonce_src, sizeof refonce_src - 1, &err), 0);
+	kt_tmpl *t = kt_tmpl_parse(path, NULL, &diags, &err);
+	CHECK(t != NULL);
+	if (!t) {
+		fprintf(stderr, "%s\n%s\n", kt_buf_str(&diags), err.msg);
+		kt_buf_free(&diags);
+		return;
+	}
+	kt_tune_opts o = fake_opts(work);
+	o.strategy = "exhaustive";
+	int64_t shape[1] = {4096};
+	kt_tune_result r;
+	CHECK_INT(tune(t, shape, &o, &r, &err), 0);
+	CHECK_INT(r.nevals, 6); /* BLOCK x U=1,2 */
+	CHECK(r.best >= 0 && r.reference_us > 0);
+	/* The fake compiler's cubins are the compiled text: one of them defines the reference. */
+	DIR *d = opendir(work);
+	struct dirent *e;
+	int with_ref = 0, cubins = 0;
+	while (d && (e = readdir(d)) != NULL) {
+		size_t n = strlen(e->d_name);
+		if (n < 6 || strcmp(e->d_name + n - 6, ".cubin"))
+			continue;
+		char cubin[1200];
+		kt_buf text = {0};
+		snprintf(cubin, sizeof cubin, "%s/%s", work, e->d_name);
+		cubins++;
+		if (kt_read_file(cubin, &text, &err) == 0 && strstr(kt_buf_str(&text), "_reference("))
+			with_ref++;
+		kt_buf_free(&text);
+	}
+	if (d)
+		closedir(d);
+	CHECK(cubins >= 2);
+	CHECK_INT(with_ref, 1);
+	kt_tune_result_free(&r);
+	kt_tmpl_free(t);
+	kt_buf_free(&diags);
+}
+
+/* The searches' first batch follows what the template costs nvcc, measured on the reference's
+ * unit: with a default that takes the fake compiler 2.5 s, a compile job gets one variant (8
+ * with 8 jobs, each task asking at least 4), where a cheap template fills a quarter batch (32,
+ * here the whole space of 21).
+ * Either way the first measurement waits for the references' units alone. */
+static void test_first_batch(const char *dir)
+{
+	kt_buf text = {0}, diags = {0};
+	kt_err err = {0};
+	CHECK_INT(kt_read_file(KT_FAKE_DIR "/scale.cu.tmpl", &text, &err), 0);
+	int sizes[2] = {0, 0};
+	for (int heavy = 0; heavy < 2; heavy++) {
+		char path[600];
+		snprintf(path, sizeof path, "%s/first%d.cu.tmpl", dir, heavy);
+		kt_buf src = {0};
+		kt_buf_add(&src, text.data, text.len);
+		if (heavy)
+			kt_buf_puts(&src, "// fake-compile-ms: BLOCK=128 UNROLL=1 MODE=good 2500\n");
+		CHECK_INT(kt_write_atomic(path, src.data, src.len, &err), 0);
+		kt_buf_free(&src);
+		kt_tmpl *t = kt_tmpl_parse(path, NULL, &diags, &err);
+		CHECK(t != NULL);
+		if (!t)
+			continue;
+		kt_tune_stats st = {0};
+		kt_tune_opts o = fake_opts(NULL);
+		o.strategy = "random";
+		o.jobs = 8;
+		o.batch = 128;
+		o.stats = &st;
+		int64_t shape[1] = {4096};
+		kt_tune_result r;
+		CHECK_INT(tune(t, shape, &o, &r, &err), 0);
+		sizes[heavy] = st.first_batch;
+		CHECK(heavy ? st.unit_s >= 2.5 : st.unit_s > 0);
+		CHECK(st.first_measure_s > 0 && st.first_measure_s < r.seconds + st.setup_s + 1);
+		kt_tune_result_free(&r);
+		kt_tmpl_free(t);
+	}
+	CHECK_INT(sizes[0], 21); /* the whole space: it is smaller than a quarter batch */
+	CHECK_INT(sizes[1], 8);
+	kt_buf_free(&text);
+	kt_buf_free(&diags);
+}
+
 /* give_up: a task whose configurations all fail stops asking once that many failed in a row, the
  * default (the reference, which passes) first; what was compiling then is still evaluated (the
  * pipeline drains: at most two compile batches).  Without it the task spends its budget. */
@@ -518,6 +714,9 @@ int main(void)
 		test_seeds_and_stop(t);
 		test_compiled_once(t);
 		test_give_up(dir);
+		test_ties(dir);
+		test_reference_once(dir);
+		test_first_batch(dir);
 		test_patience(t);
 	}
 	test_progress();

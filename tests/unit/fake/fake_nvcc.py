@@ -6,6 +6,8 @@ It inlines the template the variant includes, applies the variant's identifier m
 kernel's rename), and reads these comment lines of the template:
   fake-compile-error: P=V [P=V...]   fail like a compiler when every setting holds
   fake-regs: P=V N                   report N registers when the setting holds (default 32)
+  fake-compile-ms: [P=V...] N        take N more milliseconds to compile the variant when every
+                                     setting holds (none: every variant), as heavy code does
 Output, depfile and ptxas-style report are written like `nvcc -cubin -Xptxas -v -MD -MF`;
 `--version` answers like nvcc 13.0, or as the compiler KT_FAKE_NVCC_VERSION_OF names does (records
 made with the fake then have that compiler's keys).
@@ -13,6 +15,7 @@ made with the fake then have that compiler's keys).
 import os
 import re
 import sys
+import time
 
 
 def compile_part(src, text, included):
@@ -40,6 +43,12 @@ def compile_part(src, text, included):
         if holds(line.split()):
             sys.stderr.write("%s(1): error: planted compile error (%s)\n" % (src, line.strip()))
             return None
+    ms = 0
+    for line in re.findall(r"fake-compile-ms: (.*)$", text, re.M):
+        *settings, n = line.split()
+        if holds(settings):
+            ms += int(n)
+    time.sleep(ms / 1000.0)
     regs = 32
     for line in re.findall(r"fake-regs: (.*)$", text, re.M):
         *settings, n = line.split()

@@ -11,13 +11,20 @@ Each case writes a page with the real `kt report`, then has headless Chromium lo
                  search plot holds one circle per passing and one mark per failed evaluation
   --screenshot   a PNG of the asked size that is not blank
 
+Chromium runs with a directory of its own: a short path under /tmp (made here, removed after each
+run) that holds its profile and is its TMPDIR, where it makes its singleton socket; a Unix socket's
+path has room for 107 bytes, which the tests' TMPDIR in a deep build directory does not leave.
+
   fixture   the records of tests/unit/report_fixture.h (known evaluations, one with a single
             evaluation, one with all failed, one corrupt: skipped with a warning); then
             --keys FILE picks two of them
   cache     the repository's committed cache/ (real records); here the parameter on each scatter's
             x axis is also recomputed from the records (see docs/report.md) and compared
 
-usage: browser_test.py --kt KT --fixture FIXTURE --cache DIR [--chromium PATH] CASE
+  --deep N  runs the case in a directory whose path is N characters or longer (its TMPDIR and
+            working directory), as a build directory deep in a CI workspace gives
+
+usage: browser_test.py --kt KT --fixture FIXTURE --cache DIR [--chromium PATH] [--deep N] CASE
 Exit status 77: skipped (no Chromium), with the reason.  Python standard library only.
 """
 import argparse
@@ -36,6 +43,7 @@ SKIP = 77
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 WINDOW = (1280, 1600)
 MIN_PNG_BYTES = 30000  # a blank page of this size is a few kilobytes
+CHROMIUM_TIMEOUT_S = 120  # a backstop for a browser that never exits (a load takes seconds; ctest's TIMEOUT is 300)
 
 
 class Fail(Exception):
@@ -94,16 +102,29 @@ class Dom(html.parser.HTMLParser):
             self.section = None
 
 
-def chromium_args(chromium, profile):
-    return [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-            "--no-first-run", "--hide-scrollbars", "--enable-logging=stderr", "--v=0",
-            "--user-data-dir=" + profile]
+class Chromium:
+    """Headless Chromium with a private directory: its profile and its TMPDIR, under /tmp with a
+    short name (see the top of this file).  Each run is a fresh browser; the directory is removed
+    by close()."""
+
+    def __init__(self, exe):
+        self.exe = exe
+        self.dir = tempfile.mkdtemp(prefix="kt-chromium-", dir="/tmp")
+
+    def run(self, *args):
+        argv = [self.exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--no-first-run", "--hide-scrollbars", "--enable-logging=stderr", "--v=0",
+                "--user-data-dir=" + os.path.join(self.dir, "profile")] + list(args)
+        return subprocess.run(argv, capture_output=True, text=True, env=dict(os.environ, TMPDIR=self.dir),
+                              timeout=CHROMIUM_TIMEOUT_S)
+
+    def close(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def load(chromium, tmp, page):
+def load(chromium, page):
     """The page's DOM as Chromium dumps it, checked for a clean load."""
-    args = chromium_args(chromium, os.path.join(tmp, "profile")) + ["--dump-dom", "file://" + page]
-    p = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    p = chromium.run("--dump-dom", "file://" + page)
     check(p.returncode == 0, "chromium --dump-dom exited %d:\n%s" % (p.returncode, p.stderr[-3000:]))
     console = [line for line in p.stderr.splitlines() if ":CONSOLE" in line]
     check(not console, "the page wrote to the browser's console:\n" + "\n".join(console))
@@ -124,9 +145,7 @@ def png_size(path):
 
 def screenshot(chromium, tmp, page):
     png = os.path.join(tmp, "report.png")
-    args = chromium_args(chromium, os.path.join(tmp, "profile")) + [
-        "--screenshot=" + png, "--window-size=%d,%d" % WINDOW, "file://" + page]
-    p = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    p = chromium.run("--screenshot=" + png, "--window-size=%d,%d" % WINDOW, "file://" + page)
     check(p.returncode == 0 and os.path.exists(png), "chromium --screenshot failed:\n" + p.stderr[-3000:])
     check(png_size(png) == WINDOW, "the screenshot is %s, not %s" % (png_size(png), WINDOW))
     size = os.path.getsize(png)
@@ -163,7 +182,7 @@ def case_fixture(opts, chromium, tmp):
     corrupt = records["corrupt"][0]
     check("kt: warning: cache record" in r.stderr and corrupt in r.stderr,
           "no warning about the corrupt record %s:\n%s" % (corrupt, r.stderr))
-    dom = load(chromium, tmp, page)
+    dom = load(chromium, page)
     for name in ("main", "single", "allfail"):
         key, (evals, ok) = records[name]
         check_section(dom, key, evals, ok)
@@ -210,7 +229,7 @@ def case_cache(opts, chromium, tmp):
     check(r.stderr == "", "warnings on the committed cache:\n" + r.stderr)
     records = [json.load(open(f)) for f in sorted(glob.glob(os.path.join(opts.cache, "v1", "*", "*.json")))]
     check(records, "no records in " + opts.cache)
-    dom = load(chromium, tmp, page)
+    dom = load(chromium, page)
     check(len(dom.sections) == len(records), "%d sections for %d records" % (len(dom.sections), len(records)))
     for rec in records:
         ev = rec.get("evaluated", [])
@@ -230,25 +249,44 @@ def find_chromium(given):
     return None
 
 
+def deep_dir(length):
+    """A new directory in TMPDIR whose path is length characters or longer: (its top, itself)."""
+    top = path = tempfile.mkdtemp(prefix="kt-report-deep-")
+    while len(path) < length:
+        path = os.path.join(path, "d" * max(1, min(64, length - len(path) - 1)))
+    os.makedirs(path, exist_ok=True)
+    return top, path
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kt", required=True)
     ap.add_argument("--fixture", required=True)
     ap.add_argument("--cache", required=True)
     ap.add_argument("--chromium")
+    ap.add_argument("--deep", type=int, default=0)
     ap.add_argument("case", choices=["fixture", "cache"])
     opts = ap.parse_args()
-    chromium = find_chromium(opts.chromium)
-    if not chromium:
+    exe = find_chromium(opts.chromium)
+    if not exe:
         print("skipped: no Chromium (install the Debian package chromium) to load the report in")
         return SKIP
+    top = None
+    if opts.deep:
+        top, deep = deep_dir(opts.deep)
+        os.environ["TMPDIR"] = tempfile.tempdir = deep
+        os.chdir(deep)
+        print("in %s (%d characters)" % (deep, len(deep)))
     tmp = tempfile.mkdtemp(prefix="kt-report-test-")
+    chromium = Chromium(exe)
     try:
         {"fixture": case_fixture, "cache": case_cache}[opts.case](opts, chromium, tmp)
     except Fail as e:
         print("FAIL: %s (files kept in %s)" % (e, tmp))
         return 1
-    shutil.rmtree(tmp, ignore_errors=True)
+    finally:
+        chromium.close()
+    shutil.rmtree(top or tmp, ignore_errors=True)
     print("ok")
     return 0
 

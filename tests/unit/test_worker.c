@@ -1,15 +1,20 @@
 /* test_worker.c - the worker protocol against the fake GPU: a passing variant, a wrong result,
  * an output left unwritten (the poison), a fault (the worker is restarted and the setup
  * replayed), a hang (the watchdog), the interleaved re-timing, the copy bandwidth, the fma and
- * tensor-core rates, and the pieces of the GPU seam the worker relies on (kernel names, element conversions). */
+ * tensor-core rates, and the pieces of the GPU seam the worker relies on (kernel names, element conversions).
+ *
+ * Nothing here depends on how fast the machine is: a job that is to answer has a watchdog far
+ * beyond any wait (a loaded machine only makes it later), the hanging job alone a short one (it
+ * never answers, so any limit is reached), and the test waits for events (a reply, a child's end)
+ * rather than for a while. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -20,6 +25,13 @@
 #include "worker.h"
 
 static char dir[] = "/tmp/kt-test-worker-XXXXXX";
+
+/* The watchdog of a job that answers: a backstop for a broken worker, not a measure of speed. */
+#define ANSWERS_S 120.0
+/* The watchdog of the job that hangs: it never answers, so whatever the load, it is reached. */
+#define HANGS_S 1.0
+/* How long the test waits for an orphaned worker to end before it fails (a backstop again). */
+#define ORPHAN_BACKSTOP_S 120
 
 /* Writes a fake module: a kernel `scale` that behaves as mode says, taking time_us. */
 static char *module(const char *name, const char *mode, int time_us)
@@ -58,7 +70,7 @@ static kt_job job(const char *verb, const char *cubin, const char *config)
 /* Starts a pool on the fake GPU with the check kernels loaded and problem `id` defined at shape. */
 static kt_pool *pool_with(const char *chk, const char *id, const char *shape, kt_err *err)
 {
-	kt_worker_opts o = {KT_EXE, "fake", 3, 1.0, 30, NULL};
+	kt_worker_opts o = {KT_EXE, "fake", 3, ANSWERS_S, ANSWERS_S, NULL};
 	int gpus[1] = {0};
 	kt_pool *p = kt_pool_new(&o, gpus, 1, err);
 	kt_buf cmd = {0};
@@ -98,6 +110,7 @@ static void test_protocol(void)
 
 	kt_job j[8] = {job("eval", good, cfg), job("eval", wrong, cfg), job("eval", noop, cfg), job("eval", crash, cfg),
 		       job("eval", slow, cfg), job("eval", hang, cfg), job("eval", good, cfg), job("eval", "/nonexistent", cfg)};
+	j[5].timeout_s = HANGS_S;
 	CHECK_INT(kt_pool_run(p, j, 8, &err), 0);
 	CHECK_INT(j[0].status, KT_OK);
 	CHECK(j[0].reply && fabs(atof(j[0].reply) - 40) < 1e-3);
@@ -123,26 +136,26 @@ static void test_protocol(void)
 	/* Re-timing, interleaved: one reply with a median and a spread per candidate. */
 	kt_buf_reset(&cmd);
 	kt_buf_printf(&cmd, "retime\tP\t10\t%s\tscale\t%s\t%s\tscale\t%s", slow, cfg, good, cfg);
-	kt_job r = {cmd.data, KT_OK, NULL, 30};
+	kt_job r = {cmd.data, KT_OK, NULL, 0};
 	CHECK_INT(kt_pool_run(p, &r, 1, &err), 0);
 	double m1 = 0, s1 = -1, m2 = 0, s2 = -1;
 	CHECK(r.reply && sscanf(r.reply, "%lf\t%lf\t%lf\t%lf", &m1, &s1, &m2, &s2) == 4);
 	CHECK(fabs(m1 - 80) < 1e-3 && fabs(m2 - 40) < 1e-3 && s1 == 0 && s2 == 0);
 	kt_job_clear(&r);
 
-	kt_job bw = {"bw\t1048576", KT_OK, NULL, 30};
+	kt_job bw = {"bw\t1048576", KT_OK, NULL, 0};
 	CHECK_INT(kt_pool_run(p, &bw, 1, &err), 0);
 	CHECK(bw.reply && fabs(atof(bw.reply) - 2000) < 1);
 	kt_job_clear(&bw);
-	kt_job rate = {"rate", KT_OK, NULL, 30};
+	kt_job rate = {"rate", KT_OK, NULL, 0};
 	CHECK_INT(kt_pool_run(p, &rate, 1, &err), 0);
 	CHECK(rate.reply && fabs(atof(rate.reply) - 50000) < 1);
 	kt_job_clear(&rate);
-	kt_job tensor = {"rate\ttensor", KT_OK, NULL, 30}; /* the fake's kt_mma: 400 TFLOP/s */
+	kt_job tensor = {"rate\ttensor", KT_OK, NULL, 0}; /* the fake's kt_mma: 400 TFLOP/s */
 	CHECK_INT(kt_pool_run(p, &tensor, 1, &err), 0);
 	CHECK(tensor.status == KT_OK && tensor.reply && fabs(atof(tensor.reply) - 400000) < 1);
 	kt_job_clear(&tensor);
-	kt_job unit = {"rate\twgmma", KT_OK, NULL, 30};
+	kt_job unit = {"rate\twgmma", KT_OK, NULL, 0};
 	CHECK_INT(kt_pool_run(p, &unit, 1, &err), 0);
 	CHECK(unit.status != KT_OK && unit.reply && strstr(unit.reply, "fma, tensor"));
 	kt_job_clear(&unit);
@@ -150,7 +163,7 @@ static void test_protocol(void)
 	/* Racing: an estimate slower than the threshold is the answer, marked; a faster one is timed in full. */
 	kt_buf_reset(&cmd);
 	kt_buf_printf(&cmd, "eval\tP\t%s\tscale\t%s\t50", slow, cfg);
-	kt_job race = {cmd.data, KT_OK, NULL, 30};
+	kt_job race = {cmd.data, KT_OK, NULL, 0};
 	CHECK_INT(kt_pool_run(p, &race, 1, &err), 0);
 	CHECK(race.status == KT_OK && race.reply && fabs(atof(race.reply) - 80) < 1e-3 && strstr(race.reply, "\traced"));
 	kt_job_clear(&race);
@@ -354,7 +367,7 @@ static void test_problems(void)
 			kt_buf_free(&a);
 			kt_buf_free(&b);
 		}
-	kt_job j = {"eval\tZ\tx\tscale\t-", KT_OK, NULL, 30}; /* a problem nobody defined */
+	kt_job j = {"eval\tZ\tx\tscale\t-", KT_OK, NULL, 0}; /* a problem nobody defined */
 	CHECK_INT(kt_pool_run(p, &j, 1, &err), 0);
 	CHECK(j.status != KT_OK && j.reply && strstr(j.reply, "no problem 'Z'"));
 	kt_job_clear(&j);
@@ -368,12 +381,15 @@ static void test_problems(void)
 }
 
 /* A worker never outlives its tuner: a process that started one is SIGKILLed, and the worker,
- * idle on its input, goes too. */
+ * idle on its input, goes too.  This process is a subreaper meanwhile, so that the orphaned
+ * worker becomes its child and its end is an event to wait for. */
 static void test_orphan(void)
 {
 	int fds[2];
-	if (pipe(fds))
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) || pipe(fds)) {
+		CHECK(!"a subreaper with a pipe");
 		return;
+	}
 	pid_t tuner = fork();
 	if (tuner == 0) {
 		close(fds[0]);
@@ -396,23 +412,17 @@ static void test_orphan(void)
 	close(fds[0]);
 	kill(tuner, SIGKILL);
 	waitpid(tuner, NULL, 0);
-	int gone = 0;
-	for (int i = 0; i < 100 && worker > 0 && !gone; i++) { /* up to 5 s */
-		char path[64], state = 0;
-		snprintf(path, sizeof path, "/proc/%ld/stat", worker);
-		FILE *f = fopen(path, "r");
-		gone = !f || fscanf(f, "%*d %*s %c", &state) != 1 || state == 'Z'; /* a zombie is gone too */
-		if (f)
-			fclose(f);
-		if (!gone)
-			nanosleep(&(struct timespec){0, 50000000}, NULL);
+	if (worker > 0) {
+		alarm(ORPHAN_BACKSTOP_S); /* SIGALRM ends the test if the worker lives on */
+		CHECK(waitpid((pid_t)worker, NULL, 0) == (pid_t)worker);
+		alarm(0);
 	}
-	CHECK(gone);
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
 static void test_worker_start_failure(void)
 {
-	kt_worker_opts o = {KT_EXE, "fake", 3, 1.0, 30, NULL};
+	kt_worker_opts o = {KT_EXE, "fake", 3, ANSWERS_S, ANSWERS_S, NULL};
 	int gpus[1] = {5}; /* the fake has one GPU */
 	kt_err err = {0};
 	CHECK(kt_pool_new(&o, gpus, 1, &err) == NULL);
@@ -481,19 +491,19 @@ static void test_proc(void)
 {
 	kt_proc p;
 	kt_err err = {0};
-	char *argv[] = {"sh", "-c", "read x; echo \"got $x\"; sleep 5", NULL};
+	char *argv[] = {"sh", "-c", "read x; echo \"got $x\"; read y", NULL};
 	CHECK_INT(kt_proc_spawn(&p, argv, 1, NULL, &err), 0);
 	CHECK_INT(kt_proc_send(&p, "hi\n", 3, &err), 0);
 	kt_buf line = {0};
-	CHECK_INT(kt_proc_readline(&p, &line, 5), 1);
+	CHECK_INT(kt_proc_readline(&p, &line, -1), 1);
 	CHECK_STR(kt_buf_str(&line), "got hi");
-	CHECK_INT(kt_proc_readline(&p, &line, 0.2), 0); /* sleeping: a timeout */
+	CHECK_INT(kt_proc_readline(&p, &line, 0.2), 0); /* waiting for a second line that never comes: a timeout */
 	kt_proc_kill(&p);
 	CHECK_INT(p.pid, 0);
 	char *argv2[] = {"sh", "-c", "exit 3", NULL};
 	int st = 0;
 	CHECK_INT(kt_proc_spawn(&p, argv2, 0, NULL, &err), 0);
-	CHECK_INT(kt_proc_wait(&p, 5, &st), 1);
+	CHECK_INT(kt_proc_wait(&p, -1, &st), 1);
 	char how[64];
 	kt_proc_describe(st, how, sizeof how);
 	CHECK_STR(how, "exited with status 3");

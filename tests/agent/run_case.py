@@ -71,12 +71,12 @@ class Run:
             json.dump({"replies": replies}, f)
         port_file = os.path.join(self.work, "port")
         env = dict(os.environ, FAKE_OPENAI_EXPECT_KEY=self.key)
+        # --idle-exit ends a stray server; a case ends sooner (ctest's TIMEOUT is 300 s)
         self.server = subprocess.Popen(
             [sys.executable, os.path.join(HERE, "fake_openai.py"), "--script", script, "--log", self.log,
-             "--port-file", port_file, "--idle-exit", "60"], env=env)
-        for _ in range(200):
-            if os.path.exists(port_file):
-                break
+             "--port-file", port_file, "--idle-exit", "600"], env=env)
+        while not os.path.exists(port_file):  # written once it listens
+            check(self.server.poll() is None, "the fake server exited (%s) before it listened" % self.server.returncode)
             time.sleep(0.05)
         with open(port_file, encoding="utf-8") as f:
             self.port = int(f.read())
@@ -299,7 +299,8 @@ def case_rate_limit(r):
     expect_accepted(r, p, 2)
     reqs = r.requests()
     gap = reqs[1]["time"] - reqs[0]["time"]
-    check(1.9 <= gap <= 4.0, "the client waited about Retry-After (2 s) before retrying (waited %.2f s)" % gap)
+    check(gap >= 1.9, "the client waited Retry-After (2 s) before retrying (waited %.2f s)" % gap)
+    # what it meant to wait, in its own words (the gap has the load of the machine in it as well)
     check("1 retry" in p.stderr and "2.0 s waited" in p.stderr, "the retry and the wait are reported")
 
 
@@ -319,11 +320,14 @@ def case_refused(r):
 
 
 def case_timeout(r):
-    r.serve([{"delay": 4, **reply("rmsnorm_good.cu.tmpl")}, {"delay": 4, **reply("rmsnorm_good.cu.tmpl")}])
+    # The answers come after a minute: a client that waited for one would succeed.
+    r.serve([{"delay": 60, **reply("rmsnorm_good.cu.tmpl")}, {"delay": 60, **reply("rmsnorm_good.cu.tmpl")}])
     p = r.refactor(env=r.env(KT_LLM_TIMEOUT="1", KT_LLM_RETRIES="1", KT_LLM_MAX_WAIT="5"))
     check(p.returncode == 1, "kt refactor fails")
     check("no answer within 1.0 s" in p.stderr, "it says the server was too slow")
-    check(r.elapsed < 7.5, "it gave up after about two timeouts and one backoff (%.1f s)" % r.elapsed)
+    reqs = r.requests()
+    check(len(reqs) == 2, "it gave up after two attempts (one retry), not %d" % len(reqs))
+    check(reqs[1]["time"] - reqs[0]["time"] >= 1.0, "the retry came after the first attempt timed out")
     check(not os.path.exists(r.out), "no template is written")
     check(r.transcript()["rounds"][0]["outcome"] == "llm-error", "the transcript records the failure")
 

@@ -317,6 +317,10 @@ static void test_bad_reference(void)
 	char *chk = check_module(), *noop = module("noop.cubin", "noop", 10);
 	kt_pool *p = pool_with(chk, "P", "n=64", &err);
 	CHECK(p != NULL);
+	if (!p) {
+		fprintf(stderr, "%s\n", err.msg);
+		return;
+	}
 	kt_buf cmd = {0};
 	kt_buf_printf(&cmd, "ref\tP\t%s\tscale\t%s", noop, cfg);
 	CHECK_INT(kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err), -1);
@@ -403,6 +407,7 @@ static void test_orphan(void)
 			if (write(fds[1], &pid, sizeof pid) != (ssize_t)sizeof pid)
 				_exit(1);
 		}
+		close(fds[1]); /* without a worker the test reads the end of the pipe, not nothing forever */
 		pause();
 		_exit(0);
 	}

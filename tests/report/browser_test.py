@@ -104,8 +104,8 @@ class Dom(html.parser.HTMLParser):
 
 class Chromium:
     """Headless Chromium with a private directory: its profile and its TMPDIR, under /tmp with a
-    short name (see the top of this file).  Each run is a fresh browser; the directory is removed
-    by close()."""
+    short name (see the top of this file).  Each run starts a browser on that profile; close()
+    removes the directory."""
 
     def __init__(self, exe):
         self.exe = exe

@@ -21,82 +21,12 @@
 #include "proc.h"
 #include "tmpl.h"
 
-enum { MAX_SETS = 4096, MIN_REPS = 10, MAX_REPS = 200, MAX_FIELDS = 64, CHECK_BLOCK = 256, ESTIMATE_REPS = 3 };
+#include "worker_int.h"
+
 enum { SET_ALIGN = 256 };                 /* each argument of a set starts at a multiple of this */
-enum { GRAPH_MAX = 128 };                 /* launches per captured graph, at most */
-static const double TARGET_MS = 5.0;      /* timed launches per candidate add up to about this (the top few are re-timed at the end) */
-static const double GRAPH_SAMPLE_US = 200.0; /* a graph holds about this much work (GRAPH_MAX launches at most) */
-static const double HOLD_MAX_US = 50000.0; /* the longest the stream is held for the host to queue */
-static const double HOST_GUESS_US = 50.0;  /* the host's cost of queueing one timed launch, before it is measured */
-static const double L2_FACTOR = 2.5;      /* cold L2: between two uses of an argument set, this many L2 sizes of other data */
 static const int MEMORY_SHARE = 4;        /* resident problems take at most 1/MEMORY_SHARE of the GPU's memory */
 static const unsigned char POISON = 0xff; /* NaN in every float type, -1 in integers */
-enum { WK_OK = 0, WK_ERROR = -1, WK_FAULT = -2 };
 enum { MODULES_KEPT = 8 }; /* loaded cubins kept for the next eval: a packed one holds several variants */
-
-typedef struct wk_arg {
-	const kt_arg *a;
-	size_t n, bytes;          /* elements and bytes of a pointer argument */
-	size_t off;               /* where it lies in each argument set */
-	kt_dptr pristine;         /* inout: the filled values, for resets */
-	kt_dptr ref;              /* out, inout: the reference's result */
-	unsigned char scalar[8];  /* scalar arguments: the value, in its C type */
-} wk_arg;
-
-/* A problem the tuner defined: a template at a shape, timed as its measurement settings say.  Its
- * buffers exist while it is resident; the least recently used one is evicted when another would
- * not fit, and its inputs and the reference's outputs are made again when it is used next.
- *
- * The arguments come in nsets copies (argument sets), stride bytes apart in one allocation.  Set
- * 0 is the check's: its outputs are poisoned and compared with the reference.  With a cold L2 the
- * timed launches rotate through the others (see plan_sets); with a warm L2 they all use set 0. */
-typedef struct wk_prob {
-	char *id;
-	kt_tmpl *t;
-	kt_measure m;       /* from the problem line: the tuner resolved them (measure.h) */
-	int64_t shape[KT_MAX_SLOTS];
-	kt_val env[KT_MAX_SLOTS];
-	wk_arg *args;
-	kt_dptr sets;       /* nsets argument sets */
-	size_t stride;      /* bytes per set */
-	int nsets;
-	int flush;          /* the rotation cannot leave the L2 behind: flush it before each timed sample */
-	int next;           /* the timed set that the rotation uses next */
-	size_t bytes;       /* device memory of its buffers */
-	void **params;      /* nsets * nargs: what each launch gets */
-	kt_dptr *ptrs;      /* nsets * nargs: the device pointers params point at */
-	int resident, have_ref;
-	char *ref[3];       /* the reference's CUBIN KERNEL CONFIG|-, to make its outputs again */
-	unsigned long used; /* when it was last used (a counter) */
-} wk_prob;
-
-/* A loaded cubin, kept while in use (refs) and after, until room is needed. */
-typedef struct wk_module {
-	char *path;
-	void *mod;
-	int refs;
-	unsigned long used;
-} wk_module;
-
-typedef struct wk {
-	const kt_gpu_ops *ops;
-	kt_gpu *g;
-	kt_gpu_info info;
-	wk_prob **probs;
-	size_t nprobs;
-	wk_prob *p;         /* the problem of the command being answered */
-	unsigned long clock;
-	size_t resident_bytes;
-	kt_dptr scratch, res; /* the L2 flush buffer (scratch_bytes), the check's result: shared */
-	size_t scratch_bytes;
-	void *check_mod, *check_fn[KT_NETYPES], *fill_fn[KT_NETYPES], *rate_fn[KT_NFLOPS_UNITS];
-	void *spin_fn;      /* kt_spin, or NULL: timed launches are then not held back */
-	uint64_t seed;
-	void **ev;
-	size_t nev;
-	wk_module *mods;    /* cubins loaded for kernels (not the check module) */
-	size_t nmods;
-} wk;
 
 /* The arithmetic-rate probes of the check module (kt_check_source), by kt_flops_unit: enough
  * blocks of enough warps on every SM that the pipe, not latency, sets the time (a few ms). */
@@ -110,12 +40,6 @@ static const wk_probe wk_probes[KT_NFLOPS_UNITS] = {
 	[KT_FLOPS_FMA] = {"kt_fma", 1 << 15, 256, 8, 2.0},                          /* one fused multiply-add */
 	[KT_FLOPS_TENSOR] = {"kt_mma", 1 << 17, 256, 4, 2.0 * 16 * 8 * 16 / 32}, /* a warp's m16n8k16, per lane */
 };
-
-/* A loaded kernel with its launch. */
-typedef struct wk_kernel {
-	void *mod, *fn;
-	kt_launch l;
-} wk_kernel;
 
 /* ---- problems ------------------------------------------------------------------------------ */
 
@@ -193,8 +117,6 @@ static void make_room(wk *w, const wk_prob *keep, size_t need)
 	}
 }
 
-static int cold(const wk_prob *p) { return p->m.v[KT_MEASURE_L2] == KT_L2_COLD; }
-
 /* Sizes p's arguments at its shape (an argument set, *extra for the reference's outputs and the
  * pristine inout inputs) and chooses how many sets the timed launches use.
  *
@@ -243,7 +165,7 @@ static int plan_sets(wk *w, wk_prob *p, size_t *extra, kt_err *err)
 	}
 	p->nsets = 1;
 	p->flush = p->next = 0;
-	if (!cold(p) || !p->stride)
+	if (!wk_cold(p) || !p->stride)
 		return 0;
 	double set = (double)p->stride, span = L2_FACTOR * (double)w->info.id.l2_bytes;
 	double want = 1 + ceil(span / set), room = ((double)w->info.lim.mem_bytes / MEMORY_SHARE - (double)*extra) / set;
@@ -280,7 +202,7 @@ static int alloc_args(wk *w, wk_prob *p, kt_err *err)
 			return -1;
 	}
 	size_t flush_bytes = (size_t)(L2_FACTOR * (double)w->info.id.l2_bytes);
-	if (!w->scratch && (p->flush || p->m.v[KT_MEASURE_LAUNCH] == KT_LAUNCH_GRAPH) && cold(p)) {
+	if (!w->scratch && (p->flush || p->m.v[KT_MEASURE_LAUNCH] == KT_LAUNCH_GRAPH) && wk_cold(p)) {
 		w->scratch_bytes = flush_bytes; /* graphs may need it too (graph_size) */
 		if (w->ops->alloc(w->g, w->scratch_bytes, &w->scratch, err))
 			return -1;
@@ -332,7 +254,7 @@ static int fill_inputs(wk *w, wk_prob *p, kt_err *err)
 
 static void **set_params(const wk_prob *p, int s) { return p->params + (size_t)s * (size_t)p->t->nargs; }
 
-static int events(wk *w, size_t n, kt_err *err)
+int wk_events(wk *w, size_t n, kt_err *err)
 {
 	if (n <= w->nev)
 		return 0;
@@ -438,7 +360,7 @@ static void unload_kernel(wk *w, wk_kernel *k)
 }
 
 /* Inout arguments of set s back to their inputs. */
-static int restore(wk *w, int s, kt_err *err)
+int wk_restore(wk *w, int s, kt_err *err)
 {
 	const wk_prob *p = w->p;
 	for (int i = 0; i < p->t->nargs; i++)
@@ -447,7 +369,7 @@ static int restore(wk *w, int s, kt_err *err)
 	return 0;
 }
 
-static int launch(wk *w, const wk_kernel *k, int s, kt_err *err)
+int wk_launch(wk *w, const wk_kernel *k, int s, kt_err *err)
 {
 	return w->ops->launch(w->g, k->fn, k->l.grid, k->l.block, k->l.smem, set_params(w->p, s), err);
 }
@@ -459,7 +381,7 @@ static int run_once(wk *w, const wk_kernel *k, kt_err *err)
 	for (int i = 0; i < p->t->nargs; i++)
 		if (p->args[i].a->role == KT_OUT && w->ops->memset8(w->g, arg_at(p, 0, i), POISON, p->args[i].bytes, err))
 			return WK_FAULT;
-	if (restore(w, 0, err) || launch(w, k, 0, err) || w->ops->sync(w->g, err))
+	if (wk_restore(w, 0, err) || wk_launch(w, k, 0, err) || w->ops->sync(w->g, err))
 		return WK_FAULT;
 	return WK_OK;
 }
@@ -503,233 +425,6 @@ static int activate(wk *w, kt_err *err)
 	return rc;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double percentile(const double *v, size_t n, double q)
-{
-	double pos = q * (double)(n - 1);
-	size_t i = (size_t)pos;
-	double f = pos - (double)i;
-	return i + 1 < n ? v[i] * (1 - f) + v[i + 1] * f : v[n - 1];
-}
-
-static void stats(double *v, size_t n, double *med, double *spread)
-{
-	qsort(v, n, sizeof *v, cmp_double);
-	*med = percentile(v, n, 0.5);
-	*spread = (percentile(v, n, 0.9) - percentile(v, n, 0.1)) / 2;
-}
-
-static int elapsed_us(wk *w, size_t i, double *us, kt_err *err)
-{
-	float ms;
-	if (w->ops->elapsed_ms(w->g, w->ev[2 * i], w->ev[2 * i + 1], &ms, err))
-		return -1;
-	*us = (double)ms * 1e3;
-	return 0;
-}
-
-/* Holds the stream for about us microseconds with kt_spin, so that the timed launches the host
- * queues meanwhile run back to back: without it a kernel shorter than the host's cost of queueing
- * one (events, launch) would be timed with the gap before its launch arrived. */
-static int hold(wk *w, double us, kt_err *err)
-{
-	if (!w->spin_fn || us <= 0)
-		return 0;
-	unsigned long long ns = (unsigned long long)((us < HOLD_MAX_US ? us : HOLD_MAX_US) * 1e3);
-	int64_t one[3] = {1, 1, 1};
-	void *params[] = {&ns};
-	return w->ops->launch(w->g, w->spin_fn, one, one, 0, params, err);
-}
-
-/* How long to hold the stream while the host queues n timed launches, each of which cost it
- * host_us to queue: enough for all of them with a margin. */
-static double hold_us(size_t n, double host_us)
-{
-	return 1.5 * (double)n * host_us + 20.0;
-}
-
-/* ---- timing ---------------------------------------------------------------------------------- */
-
-/* How one kernel is timed, sample by sample: a sample is one launch on the stream, or one replay
- * of a captured graph of `per` launches (measure.launch=graph); its time is per launch. */
-typedef struct wk_timer {
-	const wk_kernel *k;
-	void *exec;   /* the instantiated graph, or NULL: launches on the stream */
-	int per;      /* launches per sample */
-	int flush;    /* flush the L2 before each sample */
-	int first, n; /* the graph's sets: n of them from position first of the rotation (cold), or set 0 */
-} wk_timer;
-
-/* Timed set number pos of the rotation: sets 1..nsets-1 in turn (set 0 when it is the only one). */
-static int rotation_set(const wk_prob *p, int pos) { return p->nsets < 2 ? 0 : 1 + pos % (p->nsets - 1); }
-
-/* The set of the next timed launch: the next of the rotation (cold L2), set 0 (warm). */
-static int next_set(wk_prob *p)
-{
-	if (!cold(p))
-		return 0;
-	int s = rotation_set(p, p->next);
-	p->next = p->nsets < 2 ? 0 : (p->next + 1) % (p->nsets - 1);
-	return s;
-}
-
-/* Writes a buffer of L2_FACTOR L2 sizes (plan_sets says where and why). */
-static int flush(wk *w, kt_err *err)
-{
-	return w->ops->memset8(w->g, w->scratch, (unsigned char)(++w->clock), w->scratch_bytes, err);
-}
-
-/* Queues a sample of tm, between events 2ev and 2ev+1 (ev < 0: untimed, a warm-up).  On the
- * stream, a set's inout arguments are reset before its launch with a warm L2 (so that they are in
- * the L2, as the kernel that made them would leave them) and after it with a cold L2 (ready for
- * the set's next turn, which comes after the rotation has left the L2 behind).  A graph's launches
- * are not reset in between (the resets would be timed with them): its sets are reset once the
- * graph's timing is over (timer_end). */
-static int sample(wk *w, const wk_timer *tm, long ev, kt_err *err)
-{
-	wk_prob *p = w->p;
-	int s = tm->exec ? -1 : next_set(p);
-	if ((s >= 0 && !cold(p) && restore(w, s, err)) || (tm->flush && flush(w, err)) ||
-	    (ev >= 0 && w->ops->record(w->g, w->ev[2 * ev], err)))
-		return -1;
-	if (tm->exec ? w->ops->graph_launch(w->g, tm->exec, err) : launch(w, tm->k, s, err))
-		return -1;
-	if (ev >= 0 && w->ops->record(w->g, w->ev[2 * ev + 1], err))
-		return -1;
-	return s >= 0 && cold(p) ? restore(w, s, err) : 0;
-}
-
-/* Times n samples of tm back to back (the stream held while the host queues them, each of which
- * costs the host about host_guess us): each one's time per launch into t[0..n), and what queueing
- * one cost the host into *host_us (may be NULL). */
-static int time_samples(wk *w, const wk_timer *tm, size_t n, double host_guess, double *t, double *host_us, kt_err *err)
-{
-	if (hold(w, hold_us(n, host_guess), err))
-		return -1;
-	double t0 = kt_now();
-	for (size_t i = 0; i < n; i++)
-		if (sample(w, tm, (long)i, err))
-			return -1;
-	if (host_us)
-		*host_us = (kt_now() - t0) * 1e6 / (double)n;
-	if (w->ops->sync(w->g, err))
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		if (elapsed_us(w, i, &t[i], err))
-			return -1;
-		t[i] /= tm->per;
-	}
-	return 0;
-}
-
-/* How many launches a graph of a kernel of about est_us holds, and whether the L2 is flushed
- * before each replay: about GRAPH_SAMPLE_US of work; with a cold L2, whole turns of the rotation,
- * so that the replays are a rotation too; where the timed sets are more than GRAPH_MAX, the graph
- * holds some of them and every replay uses those again: the L2 is flushed before each one. */
-static int graph_size(const wk_prob *p, double est_us, int *flush_each)
-{
-	double want = ceil(GRAPH_SAMPLE_US / (est_us > 0.1 ? est_us : 0.1));
-	int per = want > GRAPH_MAX ? GRAPH_MAX : (int)want, timed = p->nsets - 1;
-	*flush_each = p->flush;
-	if (!cold(p) || timed < 1)
-		return per;
-	if (timed > GRAPH_MAX) {
-		*flush_each = 1;
-		return per;
-	}
-	return timed * ((per + timed - 1) / timed);
-}
-
-/* Turns tm into a graph's timer: captures per launches of tm->k on the sets the rotation gives,
- * instantiates them and replays the graph once (untimed: it is uploaded then). */
-static int timer_graph(wk *w, wk_timer *tm, double est_us, kt_err *err)
-{
-	wk_prob *p = w->p;
-	void *graph = NULL;
-	tm->per = graph_size(p, est_us, &tm->flush);
-	int timed = p->nsets > 1 ? p->nsets - 1 : 1;
-	tm->first = p->next;
-	tm->n = !cold(p) ? 1 : tm->per < timed ? tm->per : timed;
-	if (w->ops->capture_begin(w->g, err))
-		return -1;
-	int rc = 0;
-	for (int j = 0; rc == 0 && j < tm->per; j++)
-		rc = launch(w, tm->k, next_set(p), err);
-	kt_err end = {0};
-	if (w->ops->capture_end(w->g, &graph, &end) && rc == 0) {
-		*err = end;
-		rc = -1;
-	}
-	if (rc == 0)
-		rc = w->ops->graph_instantiate(w->g, graph, &tm->exec, err);
-	if (graph)
-		w->ops->graph_free(w->g, graph);
-	if (rc == 0)
-		rc = sample(w, tm, -1, err);
-	return rc;
-}
-
-/* Ends tm: its graph freed and the sets it used reset. */
-static int timer_end(wk *w, wk_timer *tm, kt_err *err)
-{
-	if (!tm->exec)
-		return 0;
-	w->ops->graph_exec_free(w->g, tm->exec);
-	tm->exec = NULL;
-	int rc = 0;
-	for (int j = 0; rc == 0 && j < tm->n; j++)
-		rc = restore(w, cold(w->p) ? rotation_set(w->p, tm->first + j) : 0, err);
-	return rc;
-}
-
-static int graph_mode(const wk_prob *p) { return p->m.v[KT_MEASURE_LAUNCH] == KT_LAUNCH_GRAPH; }
-
-/* Warm-up, an estimate of ESTIMATE_REPS samples, then repetitions: median and spread per launch
- * in us.  In graph mode the estimate on the stream sizes the graph (graph_size), whose replays
- * then give the estimate and the repetitions.  Racing: when race_us > 0 and even the fastest
- * sample of the estimate is slower than race_us, the estimate's median and spread are the answer
- * (*raced = 1). */
-static int time_kernel(wk *w, const wk_kernel *k, double race_us, double *med, double *spread, int *raced, kt_err *err)
-{
-	wk_timer tm = {.k = k, .per = 1, .flush = w->p->flush};
-	double est[ESTIMATE_REPS] = {0}, host_us = HOST_GUESS_US, *t = NULL;
-	*raced = 0;
-	int rc = events(w, 2 * MAX_REPS, err);
-	for (int i = 0; rc == 0 && i < ESTIMATE_REPS; i++) /* warm-up */
-		rc = sample(w, &tm, -1, err);
-	/* The estimate's samples are held back like the full timing's, so that it is the same
-	 * measure (a kernel shorter than a launch's host cost would else be timed with the gaps). */
-	if (rc == 0)
-		rc = time_samples(w, &tm, ESTIMATE_REPS, HOST_GUESS_US, est, &host_us, err);
-	if (rc == 0 && graph_mode(w->p)) {
-		stats(est, ESTIMATE_REPS, med, spread);
-		rc = timer_graph(w, &tm, *med, err);
-		if (rc == 0)
-			rc = time_samples(w, &tm, ESTIMATE_REPS, HOST_GUESS_US, est, &host_us, err);
-	}
-	double mean = (est[0] + est[1] + est[2]) / ESTIMATE_REPS;
-	if (rc == 0)
-		stats(est, ESTIMATE_REPS, med, spread);
-	if (rc == 0 && race_us > 0 && est[0] > race_us) /* est is sorted: est[0] is the fastest */
-		*raced = 1;
-	if (rc == 0 && !*raced) {
-		double sample_us = mean * tm.per, want = TARGET_MS * 1e3 / (sample_us > 0.5 ? sample_us : 0.5);
-		size_t reps = want < MIN_REPS ? MIN_REPS : want > MAX_REPS ? MAX_REPS : (size_t)want;
-		t = kt_xmalloc(reps * sizeof *t);
-		rc = time_samples(w, &tm, reps, host_us, t, NULL, err);
-		if (rc == 0)
-			stats(t, reps, med, spread);
-	}
-	free(t);
-	if (timer_end(w, &tm, rc ? NULL : err))
-		rc = -1;
-	return rc ? WK_FAULT : WK_OK;
-}
 
 /* Compares every out/inout argument of set 0 (or of the reference itself: self) with the
  * reference on the device.  WK_OK when all agree; 1 with msg set when some differ. */
@@ -870,7 +565,7 @@ static int cmd_ref(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 	}
 	kt_buf_free(&msg);
 	if (rc == WK_OK)
-		rc = time_kernel(w, &k, 0, &med, &spread, &raced, err);
+		rc = wk_time_kernel(w, &k, 0, &med, &spread, &raced, err);
 	unload_kernel(w, &k);
 	if (rc == WK_OK) {
 		p->have_ref = 1;
@@ -896,7 +591,7 @@ static int cmd_eval(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 	double med = 0, spread = 0;
 	if (cmp == 1)
 		kt_buf_printf(reply, "check-failed\t%s", kt_buf_str(&msg));
-	else if ((rc = cmp) == WK_OK && (rc = time_kernel(w, &k, race_us, &med, &spread, &raced, err)) == WK_OK)
+	else if ((rc = cmp) == WK_OK && (rc = wk_time_kernel(w, &k, race_us, &med, &spread, &raced, err)) == WK_OK)
 		kt_buf_printf(reply, "ok\t%.4f\t%.4f%s", med, spread, raced ? "\traced" : "");
 	kt_buf_free(&msg);
 	unload_kernel(w, &k);
@@ -916,47 +611,47 @@ static int cmd_retime(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 	wk_timer *tm = kt_xcalloc(nk, sizeof *tm);
 	double *t = kt_xcalloc(nk * (size_t)rounds, sizeof *t), est[ESTIMATE_REPS] = {0}, med = 0, spread = 0;
 	size_t n = nk * (size_t)rounds;
-	int rc = events(w, 2 * (n > ESTIMATE_REPS ? n : ESTIMATE_REPS), err) ? WK_FAULT : WK_OK;
+	int rc = wk_events(w, 2 * (n > ESTIMATE_REPS ? n : ESTIMATE_REPS), err) ? WK_FAULT : WK_OK;
 	for (size_t c = 0; rc == WK_OK && c < nk; c++) {
 		rc = load_kernel(w, f[2 + 3 * c], f[3 + 3 * c], f[4 + 3 * c], &k[c], err);
 		tm[c] = (wk_timer){.k = &k[c], .per = 1, .flush = w->p->flush};
 	}
 	for (size_t c = 0; rc == WK_OK && c < nk; c++) /* warm-up */
 		for (int i = 0; rc == WK_OK && i < ESTIMATE_REPS; i++)
-			rc = sample(w, &tm[c], -1, err) ? WK_FAULT : WK_OK;
-	if (rc == WK_OK && graph_mode(w->p)) {
-		rc = time_samples(w, &tm[0], ESTIMATE_REPS, HOST_GUESS_US, est, NULL, err) ? WK_FAULT : WK_OK;
-		stats(est, ESTIMATE_REPS, &med, &spread);
+			rc = wk_sample(w, &tm[c], -1, err) ? WK_FAULT : WK_OK;
+	if (rc == WK_OK && wk_graph_mode(w->p)) {
+		rc = wk_time_samples(w, &tm[0], ESTIMATE_REPS, HOST_GUESS_US, est, NULL, err) ? WK_FAULT : WK_OK;
+		wk_stats(est, ESTIMATE_REPS, &med, &spread);
 		for (size_t c = 0; rc == WK_OK && c < nk; c++)
-			rc = timer_graph(w, &tm[c], med, err) ? WK_FAULT : WK_OK;
+			rc = wk_timer_graph(w, &tm[c], med, err) ? WK_FAULT : WK_OK;
 	}
 	/* The host's cost of queueing one timed sample, measured on the first of them. */
 	double t0 = kt_now(), host_us = 0;
 	if (rc == WK_OK)
-		rc = sample(w, &tm[0], -1, err) || w->ops->sync(w->g, err) ? WK_FAULT : WK_OK;
+		rc = wk_sample(w, &tm[0], -1, err) || w->ops->sync(w->g, err) ? WK_FAULT : WK_OK;
 	host_us = (kt_now() - t0) * 1e6;
 	if (rc == WK_OK)
-		rc = hold(w, hold_us(n, host_us), err) ? WK_FAULT : WK_OK;
+		rc = wk_hold(w, wk_hold_us(n, host_us), err) ? WK_FAULT : WK_OK;
 	for (int r = 0; rc == WK_OK && r < rounds; r++)
 		for (size_t c = 0; rc == WK_OK && c < nk; c++)
-			rc = sample(w, &tm[c], (long)((size_t)r * nk + c), err) ? WK_FAULT : WK_OK;
+			rc = wk_sample(w, &tm[c], (long)((size_t)r * nk + c), err) ? WK_FAULT : WK_OK;
 	if (rc == WK_OK && w->ops->sync(w->g, err))
 		rc = WK_FAULT;
 	for (int r = 0; rc == WK_OK && r < rounds; r++)
 		for (size_t c = 0; rc == WK_OK && c < nk; c++) {
 			double *v = &t[c * (size_t)rounds + (size_t)r];
-			rc = elapsed_us(w, (size_t)r * nk + c, v, err) ? WK_FAULT : WK_OK;
+			rc = wk_elapsed_us(w, (size_t)r * nk + c, v, err) ? WK_FAULT : WK_OK;
 			*v /= tm[c].per;
 		}
 	if (rc == WK_OK) {
 		kt_buf_puts(reply, "ok");
 		for (size_t c = 0; c < nk; c++) {
-			stats(t + c * (size_t)rounds, (size_t)rounds, &med, &spread);
+			wk_stats(t + c * (size_t)rounds, (size_t)rounds, &med, &spread);
 			kt_buf_printf(reply, "\t%.4f\t%.4f", med, spread);
 		}
 	}
 	for (size_t c = 0; c < nk; c++) {
-		if (timer_end(w, &tm[c], rc == WK_OK ? err : NULL) && rc == WK_OK)
+		if (wk_timer_end(w, &tm[c], rc == WK_OK ? err : NULL) && rc == WK_OK)
 			rc = WK_FAULT;
 		unload_kernel(w, &k[c]);
 	}
@@ -972,7 +667,7 @@ static int cmd_bw(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 	kt_dptr a = 0, b = 0;
 	enum { REPS = 5 };
 	double t[REPS];
-	int rc = events(w, 2 * REPS, err) || w->ops->alloc(w->g, bytes, &a, err) || w->ops->alloc(w->g, bytes, &b, err) ||
+	int rc = wk_events(w, 2 * REPS, err) || w->ops->alloc(w->g, bytes, &a, err) || w->ops->alloc(w->g, bytes, &b, err) ||
 		 w->ops->memset8(w->g, a, 1, bytes, err) || w->ops->dtod(w->g, b, a, bytes, err) ? WK_FAULT : WK_OK;
 	for (size_t i = 0; rc == WK_OK && i < REPS; i++)
 		if (w->ops->record(w->g, w->ev[2 * i], err) || w->ops->dtod(w->g, b, a, bytes, err) ||
@@ -981,13 +676,13 @@ static int cmd_bw(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 	if (rc == WK_OK && w->ops->sync(w->g, err))
 		rc = WK_FAULT;
 	for (size_t i = 0; rc == WK_OK && i < REPS; i++)
-		if (elapsed_us(w, i, &t[i], err))
+		if (wk_elapsed_us(w, i, &t[i], err))
 			rc = WK_FAULT;
 	w->ops->free(w->g, a);
 	w->ops->free(w->g, b);
 	if (rc == WK_OK) {
 		double med, spread;
-		stats(t, REPS, &med, &spread);
+		wk_stats(t, REPS, &med, &spread);
 		kt_buf_printf(reply, "ok\t%.1f", 2.0 * (double)bytes / (med * 1e-6) / 1e9);
 	}
 	return rc;
@@ -1013,7 +708,7 @@ static int cmd_rate(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 	int64_t grid[3] = {(int64_t)w->info.id.sms * pr->blocks_per_sm, 1, 1}, block[3] = {pr->threads, 1, 1};
 	float mark = 0;
 	double t[REPS];
-	int rc = events(w, 2 * REPS, err) || w->ops->memset8(w->g, w->res, 0, sizeof mark, err) ||
+	int rc = wk_events(w, 2 * REPS, err) || w->ops->memset8(w->g, w->res, 0, sizeof mark, err) ||
 			 w->ops->launch(w->g, w->rate_fn[u], grid, block, 0, params, err)
 		 ? WK_FAULT : WK_OK;
 	for (size_t i = 0; rc == WK_OK && i < REPS; i++)
@@ -1023,7 +718,7 @@ static int cmd_rate(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 	if (rc == WK_OK && (w->ops->sync(w->g, err) || w->ops->dtoh(w->g, &mark, w->res, sizeof mark, err)))
 		rc = WK_FAULT;
 	for (size_t i = 0; rc == WK_OK && i < REPS; i++)
-		if (elapsed_us(w, i, &t[i], err))
+		if (wk_elapsed_us(w, i, &t[i], err))
 			rc = WK_FAULT;
 	if (rc == WK_OK) {
 		double best = t[0], flops = pr->flops * iters * (double)(grid[0] * pr->threads);

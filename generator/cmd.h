@@ -13,6 +13,7 @@ int kt_cmd_farm(int argc, char **argv);
 int kt_cmd_generate(int argc, char **argv);
 int kt_cmd_tune(int argc, char **argv);
 int kt_cmd_worker(int argc, char **argv);
+int kt_cmd_nvrtc(int argc, char **argv);
 int kt_cmd_refactor(int argc, char **argv);
 int kt_cmd_report(int argc, char **argv);
 

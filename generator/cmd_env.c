@@ -38,6 +38,7 @@ static const env_var vars[] = {
 	{"KT_LLM_RETRIES", "retries of a failed model call (0 to 100)"},
 	{"KT_LLM_TIMEOUT", "seconds one model call may take"},
 	{"KT_NVCC", "the CUDA compiler of kt refactor (else nvcc in PATH)"},
+	{"KT_NVRTC", "0: tuning compiles every variant with nvcc, never with its toolkit's NVRTC (docs/search.md)"},
 	{"KT_REMOTE_CACHE", "URL of a remote HTTP tuning cache (bazel-remote, nginx WebDAV)"},
 	{"KT_REQUIRE_CACHE_HIT", "a cache miss is an error (CI)"},
 	{"KT_RETUNE", "re-tune: ON (every kernel), OFF, or a kernel-name pattern"},

@@ -180,6 +180,7 @@ static int apply_environment(run_args *ra, kt_agent_cfg *agent, kt_llm_config *l
 	}
 	o->require_hit = o->require_hit || kt_env_true("KT_REQUIRE_CACHE_HIT");
 	o->backend = kt_env("KT_TEST_GPU_BACKEND"); /* tests: "fake" (test builds only) */
+	o->no_nvrtc = kt_env("KT_NVRTC") && kt_env_false_value(kt_env("KT_NVRTC"));
 	kt_err be = {0};
 	if (o->backend && kt_gpu_backend_check(o->backend, &be))
 		return kt_fail(err, "KT_TEST_GPU_BACKEND=%s: %s", o->backend, be.msg);

@@ -32,7 +32,7 @@ typedef struct tune_args {
 	long long budget, seed, gpu, jobs, top, pack, batch, patience;
 	const char *seconds, *timeout, *arch;
 	const char *measure[KT_NMEASURE]; /* --l2, --launch */
-	int quiet, list_gpus, no_race;
+	int quiet, list_gpus, no_race, no_nvrtc;
 } tune_args;
 
 /* --flags "a b c" and the repeated --flag values as one string, blank-separated. */
@@ -161,12 +161,12 @@ static int parse_seconds(const char *s, const char *what, double *out, kt_err *e
 /* Where the batch's time went. */
 static void print_stats(const kt_tune_stats *st, int n)
 {
-	printf("\n%s: setup %.1f s, measuring %.1f s, waiting for nvcc %.1f s, re-timing %.1f s; %d compile batches, "
-	       "%d variants compiled (%d in shared units), %d evaluations of a variant compiled for another shape, "
-	       "%d raced, %d worker restarts\n",
+	printf("\n%s: setup %.1f s, measuring %.1f s, waiting for the compiler %.1f s, re-timing %.1f s; %d compile batches, "
+	       "%d variants compiled (%d in shared units, %d by NVRTC), %d evaluations of a variant compiled for another "
+	       "shape, %d raced, %d worker restarts\n",
 	       n > 1 ? "time of the batch" : "time", st->setup_s, st->measure_s, st->compile_wait_s, st->retime_s, st->batches,
-	       st->compiled, st->packed, st->reused, st->raced, st->restarts);
-	printf("  first measurement after %.1f s; a reference's unit took nvcc %.2f s, so the first batch of the "
+	       st->compiled, st->packed, st->by_nvrtc, st->reused, st->raced, st->restarts);
+	printf("  first measurement after %.1f s; a reference's unit took the compiler %.2f s, so the first batch of the "
 	       "search held %d configurations\n",
 	       st->first_measure_s, st->unit_s, st->first_batch);
 	if (st->ngpus > 1) {
@@ -320,6 +320,7 @@ int kt_cmd_tune(int argc, char **argv)
 		{"timeout", KT_OPT_STR, &a.timeout, "S", "watchdog per variant in seconds (default 10)"},
 		{"patience", KT_OPT_INT, &a.patience, "N", "stop a shape after N evaluations without a gain beyond the noise (default 16, or 3 per parameter; < 0: never)"},
 		{"no-race", KT_OPT_FLAG, &a.no_race, NULL, "time every configuration to full precision (no racing)"},
+		{"no-nvrtc", KT_OPT_FLAG, &a.no_nvrtc, NULL, "compile every variant with nvcc, never its toolkit's NVRTC (also KT_NVRTC=0)"},
 		{"l2", KT_OPT_STR, &a.measure[KT_MEASURE_L2], "cold|warm",
 		 "time with the inputs in DRAM (cold) or in the L2 (warm); default: the template's `@kt l2`, else cold"},
 		{"launch", KT_OPT_STR, &a.measure[KT_MEASURE_LAUNCH], "stream|graph",
@@ -428,6 +429,7 @@ int kt_cmd_tune(int argc, char **argv)
 		o.ceilings = &ceil;
 		o.patience = a.patience == 0 ? 0 : a.patience < 0 ? -1 : (int)a.patience;
 		o.race = a.no_race ? -1 : 0;
+		o.no_nvrtc = a.no_nvrtc || (kt_env("KT_NVRTC") && kt_env_false_value(kt_env("KT_NVRTC")));
 		rc = tune_all(t, &a, &tc, &m, only, (size_t)a.configs.n, &o, &err);
 		if (rc == 0 && cache && have_gpu)
 			kt_cache_ceilings_store(cache, &gi.id, &ceil);

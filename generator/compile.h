@@ -13,6 +13,12 @@
  * carry a part (kt_emit_part) may share one translation unit, the compiler's prelude followed by
  * their parts, and one cubin.  A batch is packed only as far as keeps every job busy.  When a
  * pack fails to compile, its units are compiled alone, so that each compile error is its own.
+ *
+ * NVRTC (kt_compiler.nvrtc): until NVRTC and nvcc were seen to give the same machine code for a
+ * compiler, the first pack of each batch is compiled by both and the rest by nvcc; then NVRTC
+ * compiles, unless another comparison disagrees: from then on nvcc does, and what NVRTC compiled
+ * in a batch that finishes after that is compiled again.  So no unit that NVRTC compiled is
+ * measured unless NVRTC gave nvcc's code for a unit of the same template and flags.
  */
 #ifndef KT_COMPILE_H
 #define KT_COMPILE_H
@@ -20,6 +26,7 @@
 #include <stddef.h>
 
 #include "gpu.h"
+#include "nvrtc.h"
 #include "proc.h"
 #include "tmpl.h"
 #include "util.h"
@@ -39,6 +46,9 @@ typedef struct kt_compiler {
 	int ndeps;
 	const char *prelude;     /* the start of a shared translation unit (kt_emit_prelude); NULL: no packing */
 	int pack;                /* the most units in one translation unit; < 2: no packing */
+	kt_nvrtc_use *nvrtc;     /* NULL: nvcc compiles every unit; else units with a part are compiled
+				  * as translation units of their own (prelude and parts) by NVRTC,
+				  * once it gave nvcc's machine code (nvrtc.h), and by nvcc until then */
 } kt_compiler;
 
 /* One translation unit.  name, src and entry are inputs; the rest is filled by kt_compile_finish. */
@@ -51,6 +61,7 @@ typedef struct kt_unit {
 	int ok;            /* the cubin was produced */
 	int packed;        /* in a translation unit shared with other units */
 	int unpackable;    /* its pack failed to compile although each of its units compiles alone */
+	int by_nvrtc;      /* compiled by NVRTC (else by nvcc) */
 	char *cubin;       /* its path (owned); packed units share one */
 	char *msg;         /* the compiler's output when it failed (owned) */
 	int regs, smem_static, local_bytes, spill_bytes; /* -1 when unknown */

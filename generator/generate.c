@@ -535,7 +535,7 @@ static int tune_misses(run *rn, kt_err *err)
 	kt_tune_opts to = {.backend = o->backend, .seed = 1, .strategy = o->strategy, .tmpdir = o->tmpdir,
 			   .budget = o->budget == 0 ? KT_GENERATE_BUDGET : o->budget,
 			   .seconds = o->seconds == 0 ? KT_GENERATE_SECONDS : o->seconds, .progress = &batch,
-			   .ceilings = &ceil};
+			   .ceilings = &ceil, .no_nvrtc = o->no_nvrtc};
 	kt_agent_planner ap = {0};
 	kt_planner seam;
 	kt_err pe = {0};

@@ -212,27 +212,6 @@ int kt_key_is_hex(const char *s)
 
 /* ---- compiler identity ---- */
 
-/* Searches PATH for name when it has no slash. */
-static char *find_program(const char *name)
-{
-	if (strchr(name, '/'))
-		return kt_xstrdup(name);
-	const char *path = getenv("PATH");
-	if (!path)
-		return NULL;
-	char *dirs = kt_xstrdup(path), *save = NULL;
-	for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		char *p = kt_path_join(*d ? d : ".", name);
-		if (access(p, X_OK) == 0) {
-			free(dirs);
-			return p;
-		}
-		free(p);
-	}
-	free(dirs);
-	return NULL;
-}
-
 /* Runs `prog --version` and collects its standard output. */
 static int run_version(const char *prog, kt_buf *out, kt_err *err)
 {
@@ -304,7 +283,7 @@ static void compiler_identity(const char *text, kt_buf *out)
 
 int kt_key_compiler(const char *nvcc, const char *memo_dir, int memo_write, kt_buf *out, kt_err *err)
 {
-	char *prog = find_program(nvcc);
+	char *prog = kt_find_program(nvcc);
 	if (!prog)
 		return kt_fail(err, "%s: not found in PATH", nvcc);
 	struct stat st;

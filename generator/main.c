@@ -14,6 +14,7 @@ static const kt_subcmd commands[] = {
 	{"env", kt_cmd_env, "list the environment variables kt reads, their meaning and their values here"},
 	{"farm", kt_cmd_farm, "farm tuning out to a Slurm cluster's GPUs: submit misses, run a task, follow a job"},
 	{"generate", kt_cmd_generate, "emit the tuned variants, the launcher and the manifest for a kernel"},
+	{"nvrtc", kt_cmd_nvrtc, "compile a tuning unit with the toolkit's NVRTC, else nvcc (internal; ninja's compiler)"},
 	{"refactor", kt_cmd_refactor, "refactor a plain CUDA kernel into a template with an LLM (stage 1)"},
 	{"report", kt_cmd_report, "write the cache's records as one self-contained HTML page with plots"},
 	{"space", kt_cmd_space, "list the feasible configurations of a template at a shape"},

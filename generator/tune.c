@@ -55,6 +55,7 @@ typedef struct group {
 	char *flagwords;
 	char arch[16];
 	char *noref;      /* the template without its reference kernel, in the work dir (kt_emit_unreferenced); NULL: none */
+	kt_nvrtc_use rtc; /* cc.nvrtc when its toolkit's NVRTC may compile (rtc.lib owned) */
 } group;
 
 enum { U_NEW, U_COMPILING, U_DONE };
@@ -130,6 +131,7 @@ typedef struct tuner {
 	long *index;      /* open-addressing table of unit names: unit index + 1, 0 empty */
 	size_t capindex;
 	kt_compiler batchcc; /* ninja, jobs, workdir (and the check unit's compiler) */
+	char exe[PATH_MAX];  /* the kt executable: workers and `kt nvrtc` */
 	kt_proc ninja[SLOTS];
 	long *slot_units[SLOTS];
 	size_t slot_n[SLOTS];
@@ -309,6 +311,7 @@ static void group_free(group *g)
 	free(g->flagv);
 	free(g->flagwords);
 	free(g->noref);
+	free((char *)g->rtc.lib);
 }
 
 /* Two toolchains that build the same way (NULL and "" alike), wherever they are kept: each
@@ -352,9 +355,12 @@ static int group_of(tuner *tu, const kt_tmpl *t, const kt_toolchain *tc, kt_err 
 		kt_gpu_arch(&tu->info.id, g->arch, sizeof g->arch);
 	const kt_tune_opts *o = tu->o;
 	g->cc = (kt_compiler){abs ? abs : nvcc, o->ninja, g->arch, (const char *const *)g->flagv, nflags, o->jobs,
-			      tu->workdir, (const char *const *)g->deps, g->ndeps, NULL, o->pack > 0 ? o->pack : KT_TUNE_PACK};
-	if (g->cc.pack > 1 && kt_emit_prelude(t, &g->prelude) == 0)
+			      tu->workdir, (const char *const *)g->deps, g->ndeps, NULL, o->pack > 0 ? o->pack : KT_TUNE_PACK, NULL};
+	g->rtc = (kt_nvrtc_use){tu->exe, o->no_nvrtc ? NULL : kt_nvrtc_library(g->cc.nvcc, (const char *const *)g->flagv, nflags, NULL), 0};
+	if ((g->cc.pack > 1 || g->rtc.lib) && kt_emit_prelude(t, &g->prelude) == 0)
 		g->cc.prelude = kt_buf_str(&g->prelude);
+	if (g->rtc.lib && g->cc.prelude) /* NVRTC compiles parts: kernels without a launcher */
+		g->cc.nvrtc = &g->rtc;
 	kt_buf text = {0}, name = {0};
 	kt_buf_printf(&name, "g%d_%s_noref.cuh", tu->ngroups, t->kernel);
 	g->noref = kt_path_join(tu->workdir, kt_buf_str(&name));
@@ -822,6 +828,7 @@ static int compile_finish(tuner *tu, int s, kt_err *err)
 		ur->u = u[i];
 		ur->state = U_DONE;
 		tu->st.packed += u[i].packed;
+		tu->st.by_nvrtc += u[i].by_nvrtc;
 		tu->st.compiled++;
 		if (u[i].unpackable) /* its template cannot share a translation unit: alone from now on */
 			tu->groups[ur->group]->cc.prelude = NULL;
@@ -1152,15 +1159,10 @@ static void set_floor(tuner *tu, task *ta)
 static int open_pool(tuner *tu, const int *gpus, int ngpus, kt_err *err)
 {
 	const kt_tune_opts *o = tu->o;
-	char exe[PATH_MAX];
-	if (!o->exe) {
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-		if (n <= 0)
-			return kt_fail_internal(err, "cannot find the kt executable for the workers");
-		exe[n] = 0;
-	}
+	if (!tu->exe[0])
+		return kt_fail_internal(err, "cannot find the kt executable for the workers");
 	char *log = kt_path_join(tu->workdir, "worker.log");
-	kt_worker_opts wo = {o->exe ? o->exe : exe, o->backend, o->seed, o->timeout_s, 0, log};
+	kt_worker_opts wo = {tu->exe, o->backend, o->seed, o->timeout_s, 0, log};
 	tu->pool = kt_pool_new(&wo, gpus, ngpus, err);
 	free(log);
 	return tu->pool ? 0 : -1;
@@ -1442,6 +1444,12 @@ int kt_tune_batch(kt_tune_task *tasks, size_t n, const kt_tune_opts *o, kt_err *
 {
 	tuner tu = {.o = o, .start = kt_now()};
 	int *gpus = NULL, ngpus = 0;
+	if (o->exe)
+		snprintf(tu.exe, sizeof tu.exe, "%s", o->exe);
+	else {
+		ssize_t len = readlink("/proc/self/exe", tu.exe, sizeof tu.exe - 1);
+		tu.exe[len > 0 ? len : 0] = 0;
+	}
 	if (o->ceilings)
 		tu.ceil = *o->ceilings;
 	int rc = pick_gpus(o, &tu.info, &gpus, &ngpus, err);
@@ -1449,7 +1457,7 @@ int kt_tune_batch(kt_tune_task *tasks, size_t n, const kt_tune_opts *o, kt_err *
 		kt_target_from_info(&tu.info, &tu.target);
 		rc = make_workdir(&tu, err);
 	}
-	tu.batchcc = (kt_compiler){NULL, o->ninja, "", NULL, 0, o->jobs, tu.workdir, NULL, 0, NULL, 0};
+	tu.batchcc = (kt_compiler){NULL, o->ninja, "", NULL, 0, o->jobs, tu.workdir, NULL, 0, NULL, 0, NULL};
 	char arch[16];
 	kt_gpu_arch(&tu.info.id, arch, sizeof arch);
 	tu.batchcc.arch = arch; /* the check kernels' target: the device's own */

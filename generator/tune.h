@@ -49,6 +49,7 @@ typedef struct kt_tune_stats {
 	int first_batch;       /* configurations the searches asked for their first compile batch */
 	int batches;           /* compile batches */
 	int packed;            /* variants compiled in shared translation units */
+	int by_nvrtc;          /* variants compiled by NVRTC rather than nvcc */
 	int compiled;          /* variants compiled (each once, whatever the shapes that measured it) */
 	int reused;            /* evaluations of a variant compiled for another shape of its template */
 	int raced;             /* evaluations not timed to full precision (racing) */
@@ -68,6 +69,7 @@ typedef struct kt_tune_opts {
 	int jobs;                     /* parallel compiles; <= 0: cores */
 	int batch;                    /* configurations per compile batch; <= 0: from jobs */
 	int pack;                     /* most variants per nvcc translation unit; 0: KT_TUNE_PACK; 1: alone */
+	int no_nvrtc;                 /* nvcc compiles every variant, never the toolkit's NVRTC (nvrtc.h) */
 	const char *workdir;          /* NULL: a temporary directory, removed at the end */
 	const char *tmpdir;           /* where that one is made ($TMPDIR, read by the command); NULL: /tmp */
 	const char *backend;          /* GPU backend: "cuda" (NULL) or "fake" */

@@ -359,6 +359,26 @@ char *kt_path_join(const char *dir, const char *name)
 	return kt_buf_detach(&b);
 }
 
+char *kt_find_program(const char *name)
+{
+	if (strchr(name, '/'))
+		return kt_xstrdup(name);
+	const char *path = getenv("PATH");
+	if (!path)
+		return NULL;
+	char *dirs = kt_xstrdup(path), *save = NULL;
+	for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		char *p = kt_path_join(*d ? d : ".", name);
+		if (access(p, X_OK) == 0) {
+			free(dirs);
+			return p;
+		}
+		free(p);
+	}
+	free(dirs);
+	return NULL;
+}
+
 char *kt_path_dir(const char *path)
 {
 	const char *slash = strrchr(path, '/');

@@ -103,6 +103,9 @@ int kt_mkdirs(const char *path, kt_err *err);
 char *kt_path_join(const char *dir, const char *name);
 /* The directory part of path, as a new string ("." when none). */
 char *kt_path_dir(const char *path);
+/* name itself when it has a slash, else the first executable of that name in PATH (owned by
+ * the caller); NULL when there is none. */
+char *kt_find_program(const char *name);
 
 /* A new directory <base>/<prefix>-<pid>-XXXXXX (base NULL or "": /tmp); the pid lets a later run
  * tell that its owner is gone (kt_sweep_temp_dirs).  NULL with err when it cannot be made. */

@@ -78,7 +78,7 @@ static void test_nvcc(const char *nvcc, const char *dir)
 	kt_err err = {0};
 	kt_write_atomic(dep, "// a header\n", 12, &err);
 	const char *deps[1] = {dep};
-	kt_compiler c = {nvcc, NULL, "90", NULL, 0, 2, dir, deps, 1, NULL, 0};
+	kt_compiler c = {nvcc, NULL, "90", NULL, 0, 2, dir, deps, 1, NULL, 0, NULL};
 	kt_unit u[3];
 	/* An instantiated template's mangled name carries template arguments: matched by prefix. */
 	unit(&u[0], "good", "kt_good_kernel", good_src);
@@ -127,7 +127,7 @@ static void test_nvcc(const char *nvcc, const char *dir)
 		kt_unit_free(&u[i]);
 
 	/* A compiler that cannot run: every unit fails with ninja's message, and the loop goes on. */
-	kt_compiler bad = {"/nonexistent/nvcc", NULL, "90", NULL, 0, 1, dir, NULL, 0, NULL, 0};
+	kt_compiler bad = {"/nonexistent/nvcc", NULL, "90", NULL, 0, 1, dir, NULL, 0, NULL, 0, NULL};
 	unit(&u[0], "other", "k", "__global__ void k() {}\n");
 	int rc = kt_compile(&bad, u, 1, &err);
 	CHECK_INT(rc, 0);
@@ -215,7 +215,7 @@ static void test_pack_template(const char *nvcc, const char *dir)
 	CHECK_INT(kt_mkdirs(work, &err), 0);
 	CHECK_INT(kt_write_atomic(noref, copy.data, copy.len, &err), 0);
 	kt_buf_free(&copy);
-	kt_compiler c = {nvcc, NULL, "90", NULL, 0, 1, work, NULL, 0, kt_buf_str(&prelude), 8};
+	kt_compiler c = {nvcc, NULL, "90", NULL, 0, 1, work, NULL, 0, kt_buf_str(&prelude), 8, NULL};
 	enum { N = 4 };
 	kt_unit u[N];
 	for (int i = 0; i < N; i++) {
@@ -276,7 +276,7 @@ static void test_pack_failures(const char *nvcc, const char *dir)
 	char work[600];
 	snprintf(work, sizeof work, "%s/packfail", dir);
 	kt_err err = {0};
-	kt_compiler c = {nvcc, NULL, "90", NULL, 0, 1, work, NULL, 0, pack_prelude, 8};
+	kt_compiler c = {nvcc, NULL, "90", NULL, 0, 1, work, NULL, 0, pack_prelude, 8, NULL};
 	kt_unit u[3];
 	part_unit(&u[0], "pa", "extern \"C\" __global__ void %s(float *o) { o[0] = 1.f; }\n");
 	part_unit(&u[1], "pb", "extern \"C\" __global__ void %s(float *o) { o[0] = undefined_thing; }\n");
@@ -318,6 +318,130 @@ static void test_pack_failures(const char *nvcc, const char *dir)
 		kt_unit_free(&u[i]);
 }
 
+/* How batches use NVRTC, with a stand-in for `kt nvrtc` that agrees or disagrees with nvcc: the
+ * first pack of a batch compares, the rest go to NVRTC; after a disagreement they are compiled
+ * again by nvcc, and later batches use nvcc alone. */
+static void test_nvrtc_batches(const char *nvcc, const char *dir)
+{
+	for (int agree = 1; agree >= 0; agree--) {
+		char work[600];
+		snprintf(work, sizeof work, "%s/nvrtc%d", dir, agree);
+		setenv("FAKE_NVRTC_VERDICT", agree ? "same" : "differs", 1);
+		kt_err err = {0};
+		kt_nvrtc_use use = {KT_FAKE_DIR "/fake_kt_nvrtc.sh", "libnvrtc.so", 0};
+		kt_compiler c = {nvcc, NULL, "90", NULL, 0, 2, work, NULL, 0, pack_prelude, 8, &use};
+		kt_unit u[2];
+		part_unit(&u[0], "na", "__global__ void %s(float *o) { o[0] = 1.f; }\n");
+		part_unit(&u[1], "nb", "__global__ void %s(float *o) { o[1] = 2.f; }\n");
+		CHECK_INT(kt_compile(&c, u, 2, &err), 0); /* two jobs: two packs of one */
+		CHECK_INT(use.state, agree ? 1 : -1);
+		CHECK_INT(u[0].ok && u[1].ok, 1);
+		CHECK_INT(u[0].by_nvrtc + u[1].by_nvrtc, 0); /* the comparing one keeps nvcc's cubin; nvcc the other's */
+		CHECK(u[1].regs > 0);
+		for (int i = 0; i < 2; i++)
+			kt_unit_free(&u[i]);
+
+		/* A batch that NVRTC compiled finishes after another disagreed: nvcc compiles it again. */
+		use.state = 1;
+		part_unit(&u[0], "ne", "__global__ void %s(float *o) { o[4] = 5.f; }\n");
+		kt_proc ninja;
+		CHECK_INT(kt_compile_start(&c, u, 1, 1, &ninja, &err), 0);
+		use.state = -1;
+		CHECK_INT(kt_compile_finish(&c, u, 1, 1, &ninja, &err), 0);
+		CHECK_INT(u[0].ok, 1);
+		CHECK_INT(u[0].by_nvrtc, 0);
+		char path[700];
+		snprintf(path, sizeof path, "%s/build1n.ninja", work);
+		CHECK_INT(access(path, F_OK), 0);
+		kt_unit_free(&u[0]);
+		use.state = agree ? 1 : -1;
+
+		part_unit(&u[0], "nc", "__global__ void %s(float *o) { o[2] = 3.f; }\n");
+		part_unit(&u[1], "nd", "__global__ void %s(float *o) { o[3] = 4.f; }\n");
+		CHECK_INT(kt_compile(&c, u, 2, &err), 0);
+		CHECK_INT(u[0].by_nvrtc + u[1].by_nvrtc, agree ? 2 : 0);
+		kt_buf text = {0};
+		snprintf(path, sizeof path, "%s/build0.ninja", work);
+		kt_read_file(path, &text, &err);
+		CHECK_INT(strstr(kt_buf_str(&text), "--verify") == NULL, 1);
+		CHECK_INT(strstr(kt_buf_str(&text), "fake_kt_nvrtc") != NULL, agree);
+		kt_buf_free(&text);
+		for (int i = 0; i < 2; i++)
+			kt_unit_free(&u[i]);
+	}
+	unsetenv("FAKE_NVRTC_VERDICT");
+}
+
+/* Every shipped template's default configuration through the real `kt nvrtc`: the first batch
+ * compares NVRTC with nvcc.  Where they agree a second batch is compiled by NVRTC alone, to the
+ * same code, with ptxas's report read as from nvcc's; where they do not, by nvcc.  The
+ * elementwise templates agree (NVRTC 13.0 gives 64-bit shared-memory addresses where nvcc gives
+ * 32-bit ones, so a template with a __shared__ array does not). */
+static void test_nvrtc_templates(const char *nvcc, const char *dir)
+{
+	const char *why = NULL;
+	char *lib = kt_nvrtc_library(nvcc, NULL, 0, &why);
+	if (!lib) {
+		printf("skipping NVRTC on the templates: %s\n", why);
+		return;
+	}
+	static const char *const names[] = {"fused_add_rmsnorm", "gelu_and_mul", "gemm", "merge_attn_states",
+					    "rmsnorm", "silu_and_mul", "softmax", "transpose"};
+	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+		kt_buf diags = {0}, prelude = {0}, path = {0};
+		kt_err err = {0};
+		kt_buf_printf(&path, "%s/%s.cu.tmpl", KT_TEMPLATES_DIR, names[k]);
+		kt_tmpl_opts to = {0};
+		kt_tmpl *t = kt_tmpl_parse(kt_buf_str(&path), &to, &diags, &err);
+		CHECK(t != NULL);
+		if (!t || kt_emit_prelude(t, &prelude)) {
+			CHECK(!"a shipped template shares a translation unit");
+			kt_tmpl_free(t);
+			continue;
+		}
+		char work[600];
+		snprintf(work, sizeof work, "%s/rtc_%s", dir, names[k]);
+		kt_nvrtc_use use = {KT_EXE, lib, 0};
+		kt_compiler c = {nvcc, NULL, "90a", NULL, 0, 1, work, NULL, 0, kt_buf_str(&prelude), 8, &use};
+		uint16_t cfg[64] = {0};
+		for (int i = 0; i < t->nparams; i++)
+			cfg[i] = (uint16_t)t->params[i].def;
+		char sym[160];
+		kt_emit_symbol(t, t->kernel, cfg, sym, sizeof sym);
+		kt_unit u[2];
+		for (int b = 0; b < 2; b++) {
+			unit(&u[b], sym, "", "");
+			snprintf(u[b].name, sizeof u[b].name, "%.150s_%d", sym, b); /* another stem: compiled again */
+			snprintf(u[b].entry, sizeof u[b].entry, "%s_kernel", sym);
+			kt_emit_variant(t, cfg, sym, &u[b].src);
+			kt_emit_part(t, cfg, sym, &u[b].part);
+			CHECK_INT(kt_compile(&c, &u[b], 1, &err), 0);
+			CHECK_INT(u[b].ok, 1);
+			CHECK(use.state != 0);
+			CHECK_INT(u[b].by_nvrtc, b && use.state > 0);
+			CHECK(u[b].regs > 0);
+		}
+		printf("%s: NVRTC %s nvcc\n", names[k], use.state > 0 ? "agrees with" : "differs from");
+		if (!strcmp(names[k], "silu_and_mul") || !strcmp(names[k], "gelu_and_mul"))
+			CHECK_INT(use.state, 1);
+		kt_buf x = {0}, y = {0};
+		char what[128] = "";
+		kt_read_file(u[0].cubin, &x, &err);
+		kt_read_file(u[1].cubin, &y, &err);
+		CHECK_INT(kt_cubin_same_code(x.data, x.len, y.data, y.len, what, sizeof what), 1);
+		CHECK_INT(u[0].regs, u[1].regs);
+		kt_buf_free(&x);
+		kt_buf_free(&y);
+		for (int b = 0; b < 2; b++)
+			kt_unit_free(&u[b]);
+		kt_buf_free(&diags);
+		kt_buf_free(&prelude);
+		kt_buf_free(&path);
+		kt_tmpl_free(t);
+	}
+	free(lib);
+}
+
 /* A failed compile is said in one line: its error line, never an empty message. */
 static void test_first_error(void)
 {
@@ -352,6 +476,8 @@ int main(void)
 		test_nvcc(nvcc, dir);
 		test_pack_template(nvcc, dir);
 		test_pack_failures(nvcc, dir);
+		test_nvrtc_batches(nvcc, dir);
+		test_nvrtc_templates(nvcc, dir);
 		char cmd[128];
 		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 		if (system(cmd))

@@ -219,7 +219,7 @@ static void test_probe_nvcc(const char *nvcc, const char *dir)
 	for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++) {
 		char work[600];
 		snprintf(work, sizeof work, "%s/sm_%s", dir, archs[i]);
-		kt_compiler c = {nvcc, NULL, archs[i], NULL, 0, 1, work, NULL, 0, NULL, 0};
+		kt_compiler c = {nvcc, NULL, archs[i], NULL, 0, 1, work, NULL, 0, NULL, 0, NULL};
 		kt_unit u = {0};
 		snprintf(u.name, sizeof u.name, "kt_check");
 		snprintf(u.entry, sizeof u.entry, "kt_mma");

@@ -111,6 +111,7 @@ typedef struct task {
 	size_t counts[KT_NSTATUS];
 	int fail_streak;  /* evaluations in a row that failed */
 	double charged;   /* its share of the wall time so far */
+	int siblings_asked; /* the other shapes' best configurations were asked before the choice */
 	kt_launch ref_l;  /* the launch of the reference or default, for the floor */
 	kt_err err;
 } task;
@@ -138,6 +139,7 @@ typedef struct tuner {
 	int busy[SLOTS];
 	int next_slot;
 	candlist waiting, ready;
+	idlist later;     /* units made outside a refill, for the next compile batch */
 	kt_pool *pool;
 	char *workdir;
 	int own_workdir;
@@ -644,8 +646,51 @@ static void finish_task(tuner *tu, task *ta)
 	}
 }
 
+static void enqueue(tuner *tu, int k, size_t idx, idlist *fresh);
+static long find_cfg(const kt_space *sp, int np, const uint16_t *cfg);
+
+/* The best configuration a task has so far: its choice once made, else its fastest fully timed
+ * evaluation; -1 when none passed. */
+static long best_so_far(const task *ta)
+{
+	const kt_tune_result *r = ta->r;
+	if (ta->state == T_DONE)
+		return r->best;
+	long b = -1;
+	for (size_t i = 0; i < r->nevals; i++)
+		if (r->evals[i].status == KT_OK && !r->evals[i].raced && (b < 0 || r->evals[i].median_us < r->evals[b].median_us))
+			b = (long)i;
+	return b;
+}
+
+/* The other shapes of the same template and toolchain (the task's group) tune the same
+ * parameters.  Before task k chooses, the best configuration each of them has so far is
+ * evaluated at its shape too, where feasible and not evaluated yet (its variant is compiled
+ * already): a search that stopped in one place still sees what the others found, so that two
+ * tunings of one project choose alike wherever a sibling's find is the better one.  Not for a
+ * user's --config list.  Returns how many were asked. */
+static size_t ask_siblings(tuner *tu, int k)
+{
+	task *ta = &tu->tasks[k];
+	size_t n = 0;
+	ta->siblings_asked = 1;
+	if (ta->tt->nonly > 0)
+		return 0;
+	for (size_t j = 0; j < tu->ntasks; j++) {
+		const task *sb = &tu->tasks[j];
+		long b = (int)j == k || sb->group != ta->group || sb->t != ta->t ? -1 : best_so_far(sb);
+		long idx = b < 0 ? -1 : find_cfg(ta->space, ta->t->nparams, sb->r->evals[b].cfg);
+		if (idx >= 0 && ta->ev_of[idx] == -1) {
+			enqueue(tu, k, (size_t)idx, &tu->later);
+			n++;
+		}
+	}
+	tu->st.sibling_evals += (int)n;
+	return n;
+}
+
 /* Moves a task that should stop to draining, and one that is draining with nothing in flight
- * to done. */
+ * to its siblings' best configurations, then to done. */
 static void update_state(tuner *tu, task *ta)
 {
 	char why[96];
@@ -654,6 +699,8 @@ static void update_state(tuner *tu, task *ta)
 		snprintf(ta->r->stop, sizeof ta->r->stop, "%s", s);
 		ta->state = T_DRAINING;
 	}
+	if (ta->state == T_DRAINING && ta->inflight == 0 && !ta->siblings_asked)
+		ask_siblings(tu, (int)(ta - tu->tasks));
 	if (ta->state == T_DRAINING && ta->inflight == 0)
 		finish_task(tu, ta);
 }
@@ -1360,7 +1407,8 @@ static int refill(tuner *tu, kt_err *err)
 {
 	if (tu->busy[tu->next_slot])
 		return 0;
-	idlist fresh = {0};
+	idlist fresh = tu->later;
+	tu->later = (idlist){0};
 	join_pending(tu, &fresh);
 	ask_all(tu, &fresh);
 	int rc = fresh.n ? compile_start(tu, &fresh, err) : 0;
@@ -1408,6 +1456,7 @@ static int pipeline(tuner *tu, kt_err *err)
 
 static void tuner_free(tuner *tu)
 {
+	free(tu->later.v);
 	for (int s = 0; s < SLOTS; s++) {
 		if (tu->busy[s])
 			kt_proc_kill(&tu->ninja[s]);

@@ -52,6 +52,7 @@ typedef struct kt_tune_stats {
 	int by_nvrtc;          /* variants compiled by NVRTC rather than nvcc */
 	int compiled;          /* variants compiled (each once, whatever the shapes that measured it) */
 	int reused;            /* evaluations of a variant compiled for another shape of its template */
+	int sibling_evals;     /* evaluations of another shape's best before a shape's choice */
 	int raced;             /* evaluations not timed to full precision (racing) */
 	int restarts;          /* workers restarted after faults and hangs */
 	int ngpus;             /* GPUs that checked and timed (one worker each) */

@@ -318,6 +318,48 @@ static void test_batch(const kt_tmpl *t, const char *dir)
 	kt_tmpl_free(t2);
 }
 
+/* Siblings: before a shape chooses, the best that another shape of its template found is
+ * evaluated there too.  Shape 4096 is seeded with the best and finds it at once; shape 8192's
+ * budget of two (the default and one random pick) misses it, and chooses it after all. */
+static void test_siblings(const kt_tmpl *t)
+{
+	uint16_t best[3];
+	kt_err err = {0};
+	kt_tmpl_parse_config(t, "BLOCK=256,UNROLL=4,MODE=good", best, &err);
+	int64_t s1[1] = {4096}, s2[1] = {8192};
+	kt_tune_task tasks[2] = {{.p = {t, s1, NULL, &fake_tc}, .seeds = best, .nseeds = 1},
+				 {.p = {t, s2, NULL, &fake_tc}}};
+	kt_tune_opts o = fake_opts(NULL);
+	o.strategy = "random";
+	o.budget = 2;
+	kt_tune_stats st = {0};
+	o.stats = &st;
+	CHECK_INT(kt_tune_batch(tasks, 2, &o, &err), 0);
+	const kt_tune_result *r = &tasks[1].out;
+	CHECK_INT(tasks[1].rc, 0);
+	CHECK_INT(r->nevals, 3); /* its budget, and the sibling's best */
+	for (size_t i = 0; i + 1 < r->nevals; i++) /* its own search did not find it */
+		CHECK(memcmp(r->evals[i].cfg, best, sizeof best) != 0);
+	CHECK(r->best >= 0 && !memcmp(r->evals[r->best].cfg, best, sizeof best));
+	CHECK(st.sibling_evals >= 1);
+	CHECK(tasks[0].out.best >= 0 && !memcmp(tasks[0].out.evals[tasks[0].out.best].cfg, best, sizeof best));
+	for (int i = 0; i < 2; i++)
+		kt_tune_result_free(&tasks[i].out);
+
+	/* A user's configurations are compared as given: no sibling joins them. */
+	kt_tune_task only[2] = {{.p = {t, s1, NULL, &fake_tc}, .only = best, .nonly = 1},
+				{.p = {t, s2, NULL, &fake_tc}}};
+	uint16_t def[3];
+	kt_tmpl_parse_config(t, "BLOCK=128,UNROLL=1,MODE=good", def, &err);
+	only[1].only = def;
+	only[1].nonly = 1;
+	st = (kt_tune_stats){0};
+	CHECK_INT(kt_tune_batch(only, 2, &o, &err), 0);
+	CHECK_INT(st.sibling_evals, 0);
+	for (int i = 0; i < 2; i++)
+		kt_tune_result_free(&only[i].out);
+}
+
 /* Warm start: the seeds are evaluated right after the default; what an earlier round measured
  * is not evaluated again; a converged search stops and says so. */
 static void test_seeds_and_stop(const kt_tmpl *t)
@@ -733,6 +775,7 @@ int main(void)
 		test_reference_once(dir);
 		test_first_batch(dir);
 		test_patience(t);
+		test_siblings(t);
 	}
 	test_progress();
 	kt_tmpl_free(t);

@@ -88,6 +88,7 @@ typedef struct fake_gpu {
 	fake_touch touched[FAKE_TOUCHES];
 	size_t ntouched;
 	double traffic;         /* bytes touched so far */
+	long records;           /* events recorded: odd while a timed sample's first event is open */
 	fake_graph *capturing;  /* the graph that launches go to, or NULL */
 } fake_gpu;
 
@@ -451,15 +452,17 @@ static void run_scale(fake_fn *f, void **params)
 		out[n / 2] += 1.0f;
 }
 
-/* KT_FAKE_LOG names a file that gets a line per launch of a variant, "launch NAME n=N", so that
- * tests can see which problem the GPU worked on when. */
-static void log_launch(const fake_fn *f, void **params)
+/* KT_FAKE_LOG names a file that gets a line per launch of a variant, "launch NAME n=N x=ADDR",
+ * and " timed" when it comes between a sample's two events, so that tests can see which problem
+ * the GPU worked on when, and on which inputs. */
+static void log_launch(const fake_gpu *g, const fake_fn *f, void **params)
 {
 	const char *path = getenv("KT_FAKE_LOG");
 	FILE *log = path && *path ? fopen(path, "a") : NULL;
 	if (!log)
 		return;
-	fprintf(log, "launch %s n=%d\n", f->name, *(int *)params[2]);
+	fprintf(log, "launch %s n=%d x=%llx%s\n", f->name, *(int *)params[2],
+		(unsigned long long)*(kt_dptr *)params[1], g->records % 2 ? " timed" : "");
 	fclose(log);
 }
 
@@ -502,7 +505,7 @@ static int run_launch(fake_gpu *g, fake_fn *f, const int64_t grid[3], const int6
 	touch(g, x, bytes);
 	touch(g, out, bytes);
 	g->clock_us += t;
-	log_launch(f, params);
+	log_launch(g, f, params);
 	return 0;
 }
 
@@ -578,6 +581,7 @@ static int fake_record(kt_gpu *g, void *ev, kt_err *err)
 	if (unusable((fake_gpu *)g, err))
 		return -1;
 	*(double *)ev = ((fake_gpu *)g)->clock_us;
+	((fake_gpu *)g)->records++;
 	return 0;
 }
 

@@ -541,8 +541,9 @@ static const unitrec *eval_unit(tuner *tu, const task *ta, long i)
 	return &tu->units[u];
 }
 
-/* One block: candidates c[0..k) of task ta timed together, interleaved (A B C A B C ...), for
- * rounds rounds; each one's median goes to med.  -1 when the worker could not. */
+/* One block: candidates c[0..k) of task ta timed together, interleaved (A B C, B C A, ...: the
+ * worker's `retime`), for rounds rounds; each one's median goes to med.  -1 when the worker
+ * could not. */
 static int retime(tuner *tu, task *ta, const kt_retimed *c, size_t k, int rounds, double *med)
 {
 	kt_tune_result *r = ta->r;

@@ -600,7 +600,13 @@ static int cmd_eval(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 
 /* `retime ID ROUNDS (CUBIN KERNEL CONFIG)...`: candidates timed interleaved, round by round, a
  * sample of each per round (in graph mode each its own graph, all of one size: the first
- * candidate's estimate on the stream sizes them). */
+ * candidate's estimate on the stream sizes them).  Round r starts at rival r (A B C, B C A,
+ * C A B, ...): the timed launches go through the cold L2's rotation of argument sets in turn,
+ * and a fixed order would give a rival the same set in every round whenever the rivals are as
+ * many as the sets (or a multiple): where its arguments lie in memory then told it from its
+ * rivals (rmsnorm 2048 x 8192: one configuration 25.1 us on one set and 27.7 us on the other).
+ * The rotation of the order also gives each rival every other rival as the launch before it,
+ * whose dirty lines it writes back. */
 static int cmd_retime(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 {
 	int rounds = atoi(f[1]);
@@ -633,8 +639,10 @@ static int cmd_retime(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 	if (rc == WK_OK)
 		rc = wk_hold(w, wk_hold_us(n, host_us), err) ? WK_FAULT : WK_OK;
 	for (int r = 0; rc == WK_OK && r < rounds; r++)
-		for (size_t c = 0; rc == WK_OK && c < nk; c++)
+		for (size_t j = 0; rc == WK_OK && j < nk; j++) { /* round r starts at rival r */
+			size_t c = (j + (size_t)r) % nk;
 			rc = wk_sample(w, &tm[c], (long)((size_t)r * nk + c), err) ? WK_FAULT : WK_OK;
+		}
 	if (rc == WK_OK && w->ops->sync(w->g, err))
 		rc = WK_FAULT;
 	for (int r = 0; rc == WK_OK && r < rounds; r++)

@@ -265,6 +265,64 @@ static void test_measure_modes(void)
 	}
 }
 
+/* Re-timing meets every argument set alike: with as many rivals as the cold L2's rotation has
+ * timed sets (two, at this size on the fake's 256 kB L2), each rival's timed launches still go
+ * to both sets, half to each. */
+static void test_retime_sets(void)
+{
+	kt_err err = {0};
+	char log[600];
+	snprintf(log, sizeof log, "%s/sets.log", dir);
+	setenv("KT_FAKE_LOG", log, 1);
+	char *chk = check_module(), *one = module("one.cubin", "ok", 40), *two = kt_path_join(dir, "two.cubin");
+	const char *text = "// fake-time-us: 40\n__global__ void other(float *out, const float *x, int n) {}\n";
+	kt_write_atomic(two, text, strlen(text), &err);
+	kt_pool *p = pool_with(chk, "S", "n=65536", &err);
+	unsetenv("KT_FAKE_LOG");
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	unlink(log);
+	kt_buf cmd = {0}, lines = {0};
+	kt_buf_printf(&cmd, "retime\tS\t10\t%s\tscale\t%s\t%s\tother\t%s", one, cfg, two, cfg);
+	char *rt = NULL;
+	run_one(p, kt_buf_str(&cmd), &rt);
+	CHECK(rt != NULL);
+	free(rt);
+	CHECK_INT(kt_read_file(log, &lines, &err), 0);
+	/* Each rival's timed launches by the address of their input. */
+	char addr[2][4][32] = {{""}};
+	int count[2][4] = {{0}}, nsets[2] = {0};
+	for (const char *l = kt_buf_str(&lines); *l;) {
+		size_t n = strcspn(l, "\n");
+		char name[64], x[32];
+		if (strstr(l, " timed") && strstr(l, " timed") < l + n && sscanf(l, "launch %63s n=%*d x=%31s", name, x) == 2) {
+			int r = !strcmp(name, "other"), s = 0;
+			while (s < nsets[r] && strcmp(addr[r][s], x))
+				s++;
+			if (s == nsets[r] && s < 4)
+				snprintf(addr[r][nsets[r]++], sizeof addr[r][s], "%s", x);
+			if (s < 4)
+				count[r][s]++;
+		}
+		l += n + (l[n] != 0);
+	}
+	for (int r = 0; r < 2; r++) {
+		CHECK_INT(nsets[r], 2);
+		CHECK_INT(count[r][0] + count[r][1], 10);
+		CHECK_INT(count[r][0], count[r][1]);
+	}
+	kt_buf_free(&cmd);
+	kt_buf_free(&lines);
+	kt_pool_free(p);
+	char *paths[] = {chk, one, two};
+	for (size_t i = 0; i < 3; i++) {
+		unlink(paths[i]);
+		free(paths[i]);
+	}
+	unlink(log);
+}
+
 /* The fake GPU's graphs: launches are captured, not run; nothing else may be called meanwhile;
  * a replay runs the nodes, each a tenth faster than from the stream. */
 static void test_fake_graph(void)
@@ -571,6 +629,7 @@ int main(void)
 	test_protocol();
 	test_bad_reference();
 	test_measure_modes();
+	test_retime_sets();
 	test_fake_graph();
 	test_problems();
 	test_orphan();

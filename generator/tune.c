@@ -9,7 +9,7 @@
  * hindsight), which buys the overlap.
  */
 #define _XOPEN_SOURCE 700 /* realpath */
-#include "tune.h"
+#include "tune_int.h"
 
 #include <limits.h>
 #include <math.h>
@@ -25,130 +25,6 @@
 #include "search.h"
 #include "space.h"
 #include "worker.h"
-
-static const double DEFAULT_NEAR_FLOOR = 0.03;
-static const int64_t BW_BYTES = 1LL << 30;     /* the copy measured for the bandwidth ceiling */
-static const double MEASURE_TIMEOUT_S = 120;   /* watchdog of setup, the ceilings and the final re-timing */
-enum { DEFAULT_RETIME_TOP = 5, MIN_BATCH = 8, MAX_BATCH = 256, MIN_ASK = 4 };
-/* The final choice: its rivals are timed again in RETIME_BLOCKS blocks of interleaved rounds, each
- * block about RETIME_BLOCK_US of GPU time (decide.h), counting RETIME_LAUNCH_US for each launch's
- * preparation (inputs reset, the L2 flushed for small shapes, events): 60 rounds for the small
- * kernels whose choice wavered, at least RETIME_MIN_ROUNDS for the large ones. */
-enum { RETIME_BLOCKS = 5, RETIME_MIN_ROUNDS = 8, RETIME_MAX_ROUNDS = 60 };
-static const double RETIME_BLOCK_US = 10000, RETIME_LAUNCH_US = 10;
-enum { SLOTS = 2 };                            /* compile batches in flight at once */
-static const double FIRST_BATCH_S = 2.0;       /* the searches' first batch compiles in about this */
-enum { PENDING = -2 };                         /* ev_of: on its way, not yet recorded */
-
-/* ---- the pieces ------------------------------------------------------------------------------- */
-
-/* How the units of one template and toolchain are compiled. */
-typedef struct group {
-	const kt_tmpl *t;
-	const kt_toolchain *tc;
-	kt_compiler cc;
-	kt_buf prelude;
-	char *nvcc;       /* the compiler, absolute when given as a path (ninja runs in the work dir) */
-	char **deps;      /* the template and its local headers, absolute */
-	int ndeps;
-	char **flagv;     /* the toolchain's flags as words */
-	char *flagwords;
-	char arch[16];
-	char *noref;      /* the template without its reference kernel, in the work dir (kt_emit_unreferenced); NULL: none */
-	kt_nvrtc_use rtc; /* cc.nvrtc when its toolkit's NVRTC may compile (rtc.lib owned) */
-} group;
-
-enum { U_NEW, U_COMPILING, U_DONE };
-
-/* A variant: one configuration of a group, compiled once. */
-typedef struct unitrec {
-	kt_unit u;
-	char sym[160];    /* its launcher's symbol: kernels sym_kernel and sym_reference */
-	int group, state;
-	int slot;         /* U_COMPILING: the compile slot */
-	int task;         /* the problem it was made for (another that measures it reuses it) */
-} unitrec;
-
-/* A problem's configuration on its way: waiting for its unit, then measured. */
-typedef struct cand {
-	int task;
-	size_t seq;       /* the order it was asked in: measured in that order, per task */
-	size_t idx;       /* into the task's space */
-	long unit;
-	kt_launch l;
-	char *config;     /* "BLOCK=256,VEC=8" */
-} cand;
-
-typedef struct candlist {
-	cand *v;
-	size_t n, cap;
-} candlist;
-
-/* Units to compile next. */
-typedef struct idlist {
-	long *v;
-	size_t n, cap;
-} idlist;
-
-enum { T_SETUP, T_STARTING, T_ASKING, T_DRAINING, T_DONE, T_FAILED };
-
-typedef struct task {
-	kt_tune_task *tt;
-	const kt_tmpl *t;
-	const int64_t *shape;
-	kt_tune_result *r;
-	int group;
-	char id[24];      /* the workers' name for the problem */
-	int state;
-	kt_space *space;  /* its own allocation: the search points at it while tasks move */
-	kt_search *search;
-	long *ev_of;      /* per space index: its eval, PENDING, or -1 */
-	unsigned char *asked;
-	long def_idx;     /* the default configuration's space index, or -1 */
-	long ref_unit;    /* the unit whose reference (or default) run is the reference */
-	double best_us, best_spread;
-	size_t inflight;
-	size_t counts[KT_NSTATUS];
-	int fail_streak;  /* evaluations in a row that failed */
-	double charged;   /* its share of the wall time so far */
-	int siblings_asked; /* the other shapes' best configurations were asked before the choice */
-	kt_launch ref_l;  /* the launch of the reference or default, for the floor */
-	kt_err err;
-} task;
-
-typedef struct tuner {
-	task *tasks;      /* grows while the batch runs (a next round): hold indices, not pointers, across that */
-	size_t ntasks;
-	kt_tune_task **pending; /* tasks to add at the top of the next turn of the loop */
-	size_t npending;
-	int closing;      /* the batch is ending: no task is added any more */
-	const kt_tune_opts *o;
-	kt_gpu_info info;
-	kt_target target;
-	group **groups;   /* each allocated alone: units point at their compiler */
-	int ngroups;
-	unitrec *units;
-	size_t nunits, capunits;
-	long *index;      /* open-addressing table of unit names: unit index + 1, 0 empty */
-	size_t capindex;
-	kt_compiler batchcc; /* ninja, jobs, workdir (and the check unit's compiler) */
-	char exe[PATH_MAX];  /* the kt executable: workers and `kt nvrtc` */
-	kt_proc ninja[SLOTS];
-	long *slot_units[SLOTS];
-	size_t slot_n[SLOTS];
-	int busy[SLOTS];
-	int next_slot;
-	candlist waiting, ready;
-	idlist later;     /* units made outside a refill, for the next compile batch */
-	kt_pool *pool;
-	char *workdir;
-	int own_workdir;
-	double start, last_charge;
-	size_t evaluated, seq;
-	size_t counts[KT_NSTATUS];
-	kt_tune_stats st;
-	kt_ceilings ceil;
-} tuner;
 
 /* ---- GPUs ------------------------------------------------------------------------------------- */
 
@@ -211,170 +87,6 @@ static int make_workdir(tuner *tu, kt_err *err)
 	return tu->workdir ? 0 : -1;
 }
 
-/* ---- units -------------------------------------------------------------------------------------- */
-
-static uint64_t name_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
-/* The unit called name, or -1. */
-static long unit_find(const tuner *tu, const char *name)
-{
-	if (!tu->capindex)
-		return -1;
-	for (size_t i = name_hash(name) & (tu->capindex - 1);; i = (i + 1) & (tu->capindex - 1)) {
-		long u = tu->index[i] - 1;
-		if (u < 0 || !strcmp(tu->units[u].u.name, name))
-			return u;
-	}
-}
-
-static void index_put(tuner *tu, long u)
-{
-	size_t i = name_hash(tu->units[u].u.name) & (tu->capindex - 1);
-	while (tu->index[i])
-		i = (i + 1) & (tu->capindex - 1);
-	tu->index[i] = u + 1;
-}
-
-static long unit_add(tuner *tu)
-{
-	if (2 * (tu->nunits + 1) > tu->capindex) { /* the table stays at most half full */
-		free(tu->index);
-		tu->capindex = tu->capindex ? 2 * tu->capindex : 256;
-		tu->index = kt_xcalloc(tu->capindex, sizeof *tu->index);
-		for (size_t u = 0; u < tu->nunits; u++)
-			index_put(tu, (long)u);
-	}
-	if (tu->nunits == tu->capunits) {
-		tu->capunits = tu->capunits ? 2 * tu->capunits : 64;
-		tu->units = kt_xrealloc(tu->units, tu->capunits * sizeof *tu->units);
-	}
-	memset(&tu->units[tu->nunits], 0, sizeof *tu->units);
-	return (long)tu->nunits++;
-}
-
-/* 1 when cfg is template t's default configuration. */
-static int is_default(const kt_tmpl *t, const uint16_t *cfg)
-{
-	for (int i = 0; i < t->nparams; i++)
-		if (cfg[i] != t->params[i].def)
-			return 0;
-	return 1;
-}
-
-/* The unit of configuration cfg of task k's group: found, or made (U_NEW).  Its text includes
- * the group's copy of the template without its reference kernel (group.noref) unless it is the
- * default's, which runs the reference: so nvcc compiles the reference once, not in every unit.
- * With ref, a unit that holds the reference whatever its configuration (a task whose default
- * is infeasible runs its reference from another configuration's unit): never packed. */
-static long unit_make(tuner *tu, int k, const uint16_t *cfg, int ref)
-{
-	const task *ta = &tu->tasks[k];
-	group *g = tu->groups[ta->group];
-	int whole = !g->noref || is_default(ta->t, cfg), alone = ref && !whole;
-	char sym[150], name[160];
-	kt_emit_symbol(ta->t, ta->t->kernel, cfg, sym, sizeof sym);
-	snprintf(name, sizeof name, "%s_g%d%s", sym, ta->group, alone ? "_ref" : "");
-	long u = unit_find(tu, name);
-	if (u >= 0)
-		return u;
-	u = unit_add(tu);
-	unitrec *ur = &tu->units[u];
-	const char *from = whole || alone ? NULL : g->noref;
-	ur->group = ta->group;
-	ur->state = U_NEW;
-	snprintf(ur->sym, sizeof ur->sym, "%s", sym);
-	snprintf(ur->u.name, sizeof ur->u.name, "%s", name);
-	snprintf(ur->u.entry, sizeof ur->u.entry, "%s_kernel", sym);
-	ur->u.cc = &g->cc;
-	kt_emit_variant_from(ta->t, from, cfg, sym, &ur->u.src);
-	if (g->cc.prelude && !alone)
-		kt_emit_part_from(ta->t, from, cfg, sym, &ur->u.part);
-	index_put(tu, u);
-	return u;
-}
-
-static long unit_of(tuner *tu, int k, const uint16_t *cfg) { return unit_make(tu, k, cfg, 0); }
-
-/* ---- compile groups ---------------------------------------------------------------------------- */
-
-static void group_free(group *g)
-{
-	kt_buf_free(&g->prelude);
-	free(g->nvcc);
-	for (int i = 0; i < g->ndeps; i++)
-		free(g->deps[i]);
-	free(g->deps);
-	free(g->flagv);
-	free(g->flagwords);
-	free(g->noref);
-	free((char *)g->rtc.lib);
-}
-
-/* Two toolchains that build the same way (NULL and "" alike), wherever they are kept: each
- * round of a problem holds its own copy, and problems whose round templates agree share them. */
-static int same_str(const char *a, const char *b) { return !strcmp(a ? a : "", b ? b : ""); }
-static int same_toolchain(const kt_toolchain *a, const kt_toolchain *b)
-{
-	if (a == b || !a || !b)
-		return a == b;
-	return same_str(a->nvcc, b->nvcc) && same_str(a->compiler, b->compiler) && same_str(a->arch, b->arch) &&
-	       same_str(a->flags, b->flags);
-}
-
-/* The group of template t built with toolchain tc (made when new); -1 with err when its compiler
- * does not exist. */
-static int group_of(tuner *tu, const kt_tmpl *t, const kt_toolchain *tc, kt_err *err)
-{
-	for (int i = 0; i < tu->ngroups; i++)
-		if (tu->groups[i]->t == t && same_toolchain(tu->groups[i]->tc, tc))
-			return i;
-	const char *nvcc = tc && tc->nvcc && tc->nvcc[0] ? tc->nvcc : NULL;
-	char *abs = nvcc && strchr(nvcc, '/') ? realpath(nvcc, NULL) : NULL;
-	if (nvcc && strchr(nvcc, '/') && !abs)
-		return kt_fail(err, "the compiler %s does not exist", nvcc);
-	tu->groups = kt_xrealloc(tu->groups, (size_t)(tu->ngroups + 1) * sizeof *tu->groups);
-	group *g = tu->groups[tu->ngroups] = kt_xcalloc(1, sizeof *g);
-	g->t = t;
-	g->tc = tc;
-	g->nvcc = abs;
-	g->deps = kt_xcalloc((size_t)t->nincludes + 1, sizeof *g->deps);
-	for (int i = -1; i < t->nincludes; i++) {
-		char *p = realpath(i < 0 ? t->path : t->includes[i], NULL);
-		if (p)
-			g->deps[g->ndeps++] = p;
-	}
-	int nflags = 0;
-	g->flagv = (char **)kt_toolchain_flag_words(tc, &g->flagwords, &nflags);
-	if (tc && tc->arch && tc->arch[0])
-		snprintf(g->arch, sizeof g->arch, "%s", tc->arch);
-	else
-		kt_gpu_arch(&tu->info.id, g->arch, sizeof g->arch);
-	const kt_tune_opts *o = tu->o;
-	g->cc = (kt_compiler){abs ? abs : nvcc, o->ninja, g->arch, (const char *const *)g->flagv, nflags, o->jobs,
-			      tu->workdir, (const char *const *)g->deps, g->ndeps, NULL, o->pack > 0 ? o->pack : KT_TUNE_PACK, NULL};
-	g->rtc = (kt_nvrtc_use){tu->exe, o->no_nvrtc ? NULL : kt_nvrtc_library(g->cc.nvcc, (const char *const *)g->flagv, nflags, NULL), 0};
-	if ((g->cc.pack > 1 || g->rtc.lib) && kt_emit_prelude(t, &g->prelude) == 0)
-		g->cc.prelude = kt_buf_str(&g->prelude);
-	if (g->rtc.lib && g->cc.prelude) /* NVRTC compiles parts: kernels without a launcher */
-		g->cc.nvrtc = &g->rtc;
-	kt_buf text = {0}, name = {0};
-	kt_buf_printf(&name, "g%d_%s_noref.cuh", tu->ngroups, t->kernel);
-	g->noref = kt_path_join(tu->workdir, kt_buf_str(&name));
-	if (kt_emit_unreferenced(t, &text) || kt_write_atomic(g->noref, text.data, text.len, NULL)) {
-		free(g->noref); /* the reference stays in every unit */
-		g->noref = NULL;
-	}
-	kt_buf_free(&text);
-	kt_buf_free(&name);
-	return tu->ngroups++;
-}
-
 /* ---- candidates ------------------------------------------------------------------------------------ */
 
 static void id_add(idlist *l, long id)
@@ -386,7 +98,7 @@ static void id_add(idlist *l, long id)
 	l->v[l->n++] = id;
 }
 
-static void list_add(candlist *l, const cand *c)
+void tu_list_add(candlist *l, const cand *c)
 {
 	if (l->n == l->cap) {
 		l->cap = l->cap ? 2 * l->cap : 64;
@@ -395,7 +107,7 @@ static void list_add(candlist *l, const cand *c)
 	l->v[l->n++] = *c;
 }
 
-static void cand_free(cand *c)
+void tu_cand_free(cand *c)
 {
 	free(c->config);
 	c->config = NULL;
@@ -404,7 +116,7 @@ static void cand_free(cand *c)
 static void list_free(candlist *l)
 {
 	for (size_t i = 0; i < l->n; i++)
-		cand_free(&l->v[i]);
+		tu_cand_free(&l->v[i]);
 	free(l->v);
 	*l = (candlist){0};
 }
@@ -491,7 +203,7 @@ static void progress(tuner *tu)
 
 /* Why task ta should ask for nothing more, or NULL while it should go on (its search ending
  * on its own is noticed when it answers nothing). */
-static const char *stop_reason(const tuner *tu, const task *ta, char *buf, size_t bufsz)
+const char *tu_stop_reason(const tuner *tu, const task *ta, char *buf, size_t bufsz)
 {
 	const kt_tune_opts *o = tu->o;
 	if (o->seconds > 0 && ta->charged >= o->seconds)
@@ -532,188 +244,6 @@ static void charge(tuner *tu)
 			tu->tasks[k].charged += dt / (double)active;
 }
 
-/* ---- the end of a task: time its rivals again, together, and choose ---------------------------- */
-
-/* The unit that measured eval i of task ta. */
-static const unitrec *eval_unit(tuner *tu, const task *ta, long i)
-{
-	long u = unit_of(tu, (int)(ta - tu->tasks), ta->r->evals[i].cfg);
-	return &tu->units[u];
-}
-
-/* One block: candidates c[0..k) of task ta timed together, interleaved (A B C, B C A, ...: the
- * worker's `retime`), for rounds rounds; each one's median goes to med.  -1 when the worker
- * could not. */
-static int retime(tuner *tu, task *ta, const kt_retimed *c, size_t k, int rounds, double *med)
-{
-	kt_tune_result *r = ta->r;
-	kt_buf cmd = {0};
-	kt_buf_printf(&cmd, "retime\t%s\t%d", ta->id, rounds);
-	for (size_t i = 0; i < k; i++) {
-		kt_buf cfg = {0};
-		const unitrec *ur = eval_unit(tu, ta, c[i].eval);
-		kt_tmpl_format_config(ta->t, r->evals[c[i].eval].cfg, &cfg);
-		kt_buf_printf(&cmd, "\t%s\t%s\t%s", ur->u.cubin, ur->u.entry, kt_buf_str(&cfg));
-		kt_buf_free(&cfg);
-	}
-	kt_job j = {cmd.data, KT_OK, NULL, MEASURE_TIMEOUT_S};
-	kt_err e = {0};
-	int rc = kt_pool_run(tu->pool, &j, 1, &e) == 0 && j.status == KT_OK ? 0 : -1;
-	const char *p = rc == 0 ? j.reply : NULL;
-	for (size_t i = 0; rc == 0 && i < k; i++) { /* "median spread" per candidate */
-		char *end;
-		med[i] = strtod(p, &end);
-		strtod(end, &end);
-		rc = med[i] > 0 ? 0 : -1;
-		p = *end ? end + 1 : end;
-	}
-	kt_job_clear(&j);
-	kt_buf_free(&cmd);
-	return rc;
-}
-
-/* Times the rivals c[0..k) again in RETIME_BLOCKS blocks, one after another on the same worker
- * (one job at a time goes to the first worker); each one's time becomes the mean of its blocks'
- * medians, with its confidence interval.  When no block could be timed the sweep's times stand,
- * with no interval. */
-static void retime_rivals(tuner *tu, task *ta, kt_retimed *c, size_t k)
-{
-	double sum = 0;
-	for (size_t i = 0; i < k; i++)
-		sum += c[i].us + RETIME_LAUNCH_US;
-	double want = RETIME_BLOCK_US / (sum > 0 ? sum : 1);
-	int rounds = want < RETIME_MIN_ROUNDS ? RETIME_MIN_ROUNDS : want > RETIME_MAX_ROUNDS ? RETIME_MAX_ROUNDS : (int)want;
-	double *med = kt_xcalloc(RETIME_BLOCKS * k, sizeof *med), *v = kt_xcalloc(RETIME_BLOCKS, sizeof *v);
-	size_t nb = 0;
-	for (int b = 0; b < RETIME_BLOCKS; b++)
-		nb += retime(tu, ta, c, k, rounds, med + nb * k) == 0;
-	for (size_t i = 0; nb && i < k; i++) {
-		for (size_t b = 0; b < nb; b++)
-			v[b] = med[b * k + i];
-		kt_decide_interval(v, nb, &c[i].us, &c[i].ci_us);
-	}
-	free(med);
-	free(v);
-}
-
-/* The choice (decide.h): the rivals of the fastest are timed again together, and the rule picks
- * from their tie set.  The evals keep their sweep times; the rivals and their new times go to
- * r->retimed. */
-static void choose(tuner *tu, task *ta)
-{
-	kt_tune_result *r = ta->r;
-	int top = tu->o->retime_top == 0 ? DEFAULT_RETIME_TOP : tu->o->retime_top;
-	long rival[KT_DECIDE_MAX];
-	/* A user's --config list is compared whole; with re-timing off, the fastest alone. */
-	size_t k = kt_decide_rivals(ta->t, r, top > 0 ? (size_t)top : 1, ta->tt->nonly > 0, rival, top < 0 ? 1 : KT_DECIDE_MAX);
-	r->best = -1;
-	if (!k)
-		return;
-	kt_retimed *c = kt_xcalloc(k, sizeof *c);
-	for (size_t i = 0; i < k; i++)
-		c[i] = (kt_retimed){rival[i], r->evals[rival[i]].median_us, 0, 0};
-	if (k > 1)
-		retime_rivals(tu, ta, c, k);
-	r->best = c[kt_decide_pick(ta->t, r, c, k)].eval;
-	if (k > 1)
-		r->retimed = c, r->nretimed = k;
-	else
-		free(c);
-}
-
-static void finish_task(tuner *tu, task *ta)
-{
-	double t0 = kt_now();
-	choose(tu, ta);
-	tu->st.retime_s += kt_now() - t0;
-	kt_tune_result *r = ta->r;
-	long d = ta->def_idx >= 0 ? ta->ev_of[ta->def_idx] : -1;
-	if (d >= 0 && r->evals[d].status == KT_OK && !r->evals[d].raced)
-		r->default_us = r->evals[d].median_us;
-	r->seconds = ta->charged;
-	ta->state = T_DONE;
-	kt_progress *p = ta->tt->progress;
-	if (p && ta->tt->label) /* a later round shares the progress of the first, under its own name */
-		snprintf(p->label, sizeof p->label, "%s", ta->tt->label);
-	if (p) {
-		kt_progress_clear(tu->o->progress);
-		kt_progress_done(p, r->nevals, ta->counts, r->best >= 0 ? r->evals[r->best].median_us : 0, r->floor_us,
-				 r->stop);
-	}
-	kt_tune_task *next = tu->o->next && !tu->closing ? tu->o->next(tu->o->next_ctx, ta->tt) : NULL;
-	if (next) { /* the next round of this problem: added at the top of the loop's next turn */
-		tu->pending = kt_xrealloc(tu->pending, (tu->npending + 1) * sizeof *tu->pending);
-		tu->pending[tu->npending++] = next;
-	}
-}
-
-static void enqueue(tuner *tu, int k, size_t idx, idlist *fresh);
-static long find_cfg(const kt_space *sp, int np, const uint16_t *cfg);
-
-/* The best configuration a task has so far: its choice once made, else its fastest fully timed
- * evaluation; -1 when none passed. */
-static long best_so_far(const task *ta)
-{
-	const kt_tune_result *r = ta->r;
-	if (ta->state == T_DONE)
-		return r->best;
-	long b = -1;
-	for (size_t i = 0; i < r->nevals; i++)
-		if (r->evals[i].status == KT_OK && !r->evals[i].raced && (b < 0 || r->evals[i].median_us < r->evals[b].median_us))
-			b = (long)i;
-	return b;
-}
-
-/* The other shapes of the same template and toolchain (the task's group) tune the same
- * parameters.  Before task k chooses, the best configuration each of them has so far is
- * evaluated at its shape too, where feasible and not evaluated yet (its variant is compiled
- * already): a search that stopped in one place still sees what the others found, so that two
- * tunings of one project choose alike wherever a sibling's find is the better one.  Not for a
- * user's --config list.  Returns how many were asked. */
-static size_t ask_siblings(tuner *tu, int k)
-{
-	task *ta = &tu->tasks[k];
-	size_t n = 0;
-	ta->siblings_asked = 1;
-	if (ta->tt->nonly > 0)
-		return 0;
-	for (size_t j = 0; j < tu->ntasks; j++) {
-		const task *sb = &tu->tasks[j];
-		long b = (int)j == k || sb->group != ta->group || sb->t != ta->t ? -1 : best_so_far(sb);
-		long idx = b < 0 ? -1 : find_cfg(ta->space, ta->t->nparams, sb->r->evals[b].cfg);
-		if (idx >= 0 && ta->ev_of[idx] == -1) {
-			enqueue(tu, k, (size_t)idx, &tu->later);
-			n++;
-		}
-	}
-	tu->st.sibling_evals += (int)n;
-	return n;
-}
-
-/* Moves a task that should stop to draining, and one that is draining with nothing in flight
- * to its siblings' best configurations, then to done. */
-static void update_state(tuner *tu, task *ta)
-{
-	char why[96];
-	const char *s;
-	if (ta->state == T_ASKING && (s = stop_reason(tu, ta, why, sizeof why))) {
-		snprintf(ta->r->stop, sizeof ta->r->stop, "%s", s);
-		ta->state = T_DRAINING;
-	}
-	if (ta->state == T_DRAINING && ta->inflight == 0 && !ta->siblings_asked)
-		ask_siblings(tu, (int)(ta - tu->tasks));
-	if (ta->state == T_DRAINING && ta->inflight == 0)
-		finish_task(tu, ta);
-}
-
-static void fail_task(task *ta, const kt_err *e)
-{
-	ta->state = T_FAILED;
-	ta->err = *e;
-	if (!ta->err.cls)
-		ta->err.cls = KT_E_INTERNAL;
-}
-
 /* ---- asking ----------------------------------------------------------------------------------------- */
 
 /* Launch geometry; a configuration whose launch cannot be computed or exceeds the device's
@@ -737,7 +267,7 @@ static int admit(tuner *tu, cand *c)
 
 /* After its unit compiled: a compile failure or a resource overrun is recorded; else 1 (to be
  * measured). */
-static int sort_out(tuner *tu, cand *c)
+int tu_sort_out(tuner *tu, cand *c)
 {
 	const kt_unit *u = &tu->units[c->unit].u;
 	char why[256];
@@ -754,7 +284,7 @@ static int sort_out(tuner *tu, cand *c)
 
 /* Makes configuration idx of task k a candidate: waiting for its unit, or ready when the unit is
  * compiled already (for another shape, or earlier). */
-static void enqueue(tuner *tu, int k, size_t idx, idlist *fresh)
+void tu_enqueue(tuner *tu, int k, size_t idx, idlist *fresh)
 {
 	task *ta = &tu->tasks[k];
 	cand c = {.task = k, .idx = idx, .seq = tu->seq++};
@@ -765,7 +295,7 @@ static void enqueue(tuner *tu, int k, size_t idx, idlist *fresh)
 	kt_buf cfg = {0};
 	kt_tmpl_format_config(ta->t, kt_space_cfg(ta->space, idx), &cfg);
 	c.config = kt_buf_detach(&cfg);
-	c.unit = unit_of(tu, k, kt_space_cfg(ta->space, idx));
+	c.unit = tu_unit_of(tu, k, kt_space_cfg(ta->space, idx));
 	unitrec *ur = &tu->units[c.unit];
 	if (ur->state == U_NEW) {
 		ur->state = U_COMPILING;
@@ -775,12 +305,12 @@ static void enqueue(tuner *tu, int k, size_t idx, idlist *fresh)
 		tu->st.reused++;
 	}
 	if (ur->state == U_DONE) {
-		if (sort_out(tu, &c))
-			list_add(&tu->ready, &c);
+		if (tu_sort_out(tu, &c))
+			tu_list_add(&tu->ready, &c);
 		else
-			cand_free(&c);
+			tu_cand_free(&c);
 	} else {
-		list_add(&tu->waiting, &c);
+		tu_list_add(&tu->waiting, &c);
 	}
 }
 
@@ -796,7 +326,7 @@ static size_t ask_task(tuner *tu, int k, size_t max, idlist *fresh)
 		if (ta->ev_of[idx[i]] >= 0)
 			tell(ta, idx[i]);
 		else if (ta->ev_of[idx[i]] == -1)
-			enqueue(tu, k, idx[i], fresh);
+			tu_enqueue(tu, k, idx[i], fresh);
 	}
 	free(idx);
 	if (n == 0 && ta->state == T_ASKING) {
@@ -838,94 +368,6 @@ static void ask_all(tuner *tu, idlist *fresh)
 			ask_task(tu, (int)k, kt_search_steered(tu->tasks[k].search) ? steered : each, fresh);
 }
 
-/* ---- compiling ------------------------------------------------------------------------------------- */
-
-/* Starts compiling the fresh units in the next free slot. */
-static int compile_start(tuner *tu, const idlist *l, kt_err *err)
-{
-	int s = tu->next_slot;
-	const long *fresh = l->v;
-	size_t n = l->n;
-	kt_unit *u = kt_xcalloc(n + 1, sizeof *u);
-	for (size_t i = 0; i < n; i++) {
-		u[i] = tu->units[fresh[i]].u;
-		tu->units[fresh[i]].slot = s;
-	}
-	int rc = kt_compile_start(&tu->batchcc, u, n, s, &tu->ninja[s], err);
-	free(u); /* shallow copies: the units keep their buffers */
-	tu->slot_units[s] = kt_xmalloc((n + 1) * sizeof *tu->slot_units[s]);
-	memcpy(tu->slot_units[s], fresh, n * sizeof *fresh);
-	tu->slot_n[s] = n;
-	tu->busy[s] = rc == 0;
-	tu->next_slot = (s + 1) % SLOTS;
-	tu->st.batches++;
-	return rc;
-}
-
-/* Waits for slot s's compile, takes its results into the units, and moves the candidates
- * waiting for them to ready (or records their failure). */
-static int compile_finish(tuner *tu, int s, kt_err *err)
-{
-	size_t n = tu->slot_n[s];
-	kt_unit *u = kt_xcalloc(n + 1, sizeof *u);
-	for (size_t i = 0; i < n; i++)
-		u[i] = tu->units[tu->slot_units[s][i]].u;
-	int rc = kt_compile_finish(&tu->batchcc, u, n, s, &tu->ninja[s], err);
-	for (size_t i = 0; i < n; i++) {
-		unitrec *ur = &tu->units[tu->slot_units[s][i]];
-		ur->u = u[i];
-		ur->state = U_DONE;
-		tu->st.packed += u[i].packed;
-		tu->st.by_nvrtc += u[i].by_nvrtc;
-		tu->st.compiled++;
-		if (u[i].unpackable) /* its template cannot share a translation unit: alone from now on */
-			tu->groups[ur->group]->cc.prelude = NULL;
-	}
-	free(u);
-	free(tu->slot_units[s]);
-	tu->slot_units[s] = NULL;
-	tu->busy[s] = 0;
-	size_t keep = 0;
-	for (size_t i = 0; i < tu->waiting.n; i++) {
-		cand *c = &tu->waiting.v[i];
-		if (tu->units[c->unit].state != U_DONE)
-			tu->waiting.v[keep++] = *c;
-		else if (sort_out(tu, c))
-			list_add(&tu->ready, c);
-		else
-			cand_free(c);
-	}
-	tu->waiting.n = keep;
-	return rc < 0 ? -1 : 0;
-}
-
-/* The oldest busy slot, or -1. */
-static int oldest_busy(const tuner *tu)
-{
-	for (int i = 0; i < SLOTS; i++) {
-		int s = (tu->next_slot + i) % SLOTS;
-		if (tu->busy[s])
-			return s;
-	}
-	return -1;
-}
-
-/* Finishes the compiles that are done without waiting; with wait, at least the oldest. */
-static int reap(tuner *tu, int wait, kt_err *err)
-{
-	for (int i = 0; i < SLOTS; i++) {
-		int s = oldest_busy(tu);
-		if (s < 0)
-			break;
-		int st;
-		if (!(wait && i == 0) && kt_proc_wait(&tu->ninja[s], 0, &st) == 0)
-			break; /* still running */
-		if (compile_finish(tu, s, err))
-			return -1;
-	}
-	return 0;
-}
-
 /* ---- measuring ---------------------------------------------------------------------------------- */
 
 static int by_task(const void *a, const void *b)
@@ -940,7 +382,7 @@ static int measure_ready(tuner *tu, kt_err *err)
 {
 	candlist keep = {0}, go = {0}; /* a task that is starting keeps its candidates for later */
 	for (size_t i = 0; i < tu->ready.n; i++)
-		list_add(is_active(&tu->tasks[tu->ready.v[i].task]) ? &go : &keep, &tu->ready.v[i]);
+		tu_list_add(is_active(&tu->tasks[tu->ready.v[i].task]) ? &go : &keep, &tu->ready.v[i]);
 	free(tu->ready.v);
 	tu->ready = keep;
 	size_t n = go.n;
@@ -986,7 +428,7 @@ static int measure_ready(tuner *tu, kt_err *err)
 	for (size_t i = 0; i < n; i++) {
 		free(jobs[i].cmd);
 		kt_job_clear(&jobs[i]);
-		cand_free(&cs[i]);
+		tu_cand_free(&cs[i]);
 	}
 	free(jobs);
 	free(cs);
@@ -995,7 +437,7 @@ static int measure_ready(tuner *tu, kt_err *err)
 
 /* ---- setup ------------------------------------------------------------------------------------------ */
 
-static long find_cfg(const kt_space *sp, int np, const uint16_t *cfg)
+long tu_find_cfg(const kt_space *sp, int np, const uint16_t *cfg)
 {
 	for (size_t i = 0; i < sp->count; i++)
 		if (!memcmp(kt_space_cfg(sp, i), cfg, (size_t)np * sizeof *cfg))
@@ -1011,13 +453,13 @@ static int keep_only(task *ta, kt_err *err)
 	size_t np = (size_t)ta->t->nparams, n = 0;
 	uint16_t def[KT_MAX_SLOTS];
 	kt_tmpl_default_config(ta->t, def);
-	long d = find_cfg(ta->space, (int)np, def);
+	long d = tu_find_cfg(ta->space, (int)np, def);
 	uint16_t *keep = kt_xcalloc((tt->nonly + 1) * np + 1, sizeof *keep);
 	if (d >= 0)
 		memcpy(keep + n++ * np, def, np * sizeof *keep);
 	for (size_t j = 0; j < tt->nonly; j++) {
 		const uint16_t *want = tt->only + j * np;
-		if (find_cfg(ta->space, (int)np, want) < 0) {
+		if (tu_find_cfg(ta->space, (int)np, want) < 0) {
 			kt_buf cfg = {0};
 			kt_tmpl_format_config(ta->t, want, &cfg);
 			kt_fail(err, "configuration %s is not feasible at this shape", kt_buf_str(&cfg));
@@ -1055,14 +497,14 @@ static int task_setup(tuner *tu, task *ta, kt_err *err)
 	int np = ta->t->nparams;
 	size_t ns = 0, *seeds = kt_xcalloc(tt->nseeds + 1, sizeof *seeds);
 	for (size_t i = 0; i < tt->nseeds; i++) {
-		long j = find_cfg(ta->space, np, tt->seeds + i * (size_t)np);
+		long j = tu_find_cfg(ta->space, np, tt->seeds + i * (size_t)np);
 		if (j >= 0)
 			seeds[ns++] = (size_t)j;
 	}
 	kt_search_seed(ta->search, seeds, ns);
 	free(seeds);
 	for (size_t i = 0; i < tt->nknown; i++) {
-		long j = find_cfg(ta->space, np, tt->known + i * (size_t)np);
+		long j = tu_find_cfg(ta->space, np, tt->known + i * (size_t)np);
 		if (j >= 0)
 			kt_search_known(ta->search, (size_t)j, tt->known_us[i]);
 	}
@@ -1072,7 +514,7 @@ static int task_setup(tuner *tu, task *ta, kt_err *err)
 		ta->ev_of[i] = -1;
 	uint16_t def[KT_MAX_SLOTS];
 	kt_tmpl_default_config(ta->t, def);
-	ta->def_idx = find_cfg(ta->space, np, def);
+	ta->def_idx = tu_find_cfg(ta->space, np, def);
 	if (ta->def_idx < 0 && !ta->t->reference)
 		return kt_fail(err, "the default configuration is infeasible at this shape and the template names no reference kernel");
 	kt_tune_result *r = ta->r;
@@ -1093,8 +535,8 @@ static void task_reference(tuner *tu, int k, idlist *fresh)
 	task *ta = &tu->tasks[k];
 	size_t ri = ta->def_idx >= 0 ? (size_t)ta->def_idx : 0;
 	if (ta->def_idx >= 0)
-		enqueue(tu, k, ri, fresh);
-	ta->ref_unit = unit_make(tu, k, kt_space_cfg(ta->space, ri), 1);
+		tu_enqueue(tu, k, ri, fresh);
+	ta->ref_unit = tu_unit_make(tu, k, kt_space_cfg(ta->space, ri), 1);
 	if (tu->units[ta->ref_unit].state == U_NEW) { /* the default exceeds the device: its text serves */
 		tu->units[ta->ref_unit].state = U_COMPILING;
 		id_add(fresh, ta->ref_unit);
@@ -1143,7 +585,7 @@ static int task_start(tuner *tu, task *ta)
 	if (rc == 0 && ta->t->reference)
 		ta->r->reference_us = atof(reply);
 	if (rc)
-		fail_task(ta, &e);
+		tu_fail_task(ta, &e);
 	kt_buf_free(&cmd);
 	kt_buf_free(&shape);
 	return rc;
@@ -1258,7 +700,7 @@ static int ask_first(tuner *tu, size_t n, kt_err *err)
 		if (tu->tasks[k].state == T_ASKING)
 			asked += ask_task(tu, (int)k, each, &fresh);
 	tu->st.first_batch = (int)asked;
-	int rc = fresh.n ? compile_start(tu, &fresh, err) : 0;
+	int rc = fresh.n ? tu_compile_start(tu, &fresh, err) : 0;
 	free(fresh.v);
 	return rc;
 }
@@ -1272,12 +714,12 @@ static int ask_first(tuner *tu, size_t n, kt_err *err)
 static int first_batch(tuner *tu, const int *gpus, int ngpus, kt_err *err)
 {
 	idlist fresh = {0};
-	long check = unit_add(tu);
+	long check = tu_unit_add(tu);
 	unitrec *cu = &tu->units[check];
 	snprintf(cu->u.name, sizeof cu->u.name, "kt_check");
 	kt_check_source(&cu->u.src);
 	cu->state = U_COMPILING;
-	index_put(tu, check);
+	tu_index_put(tu, check);
 	id_add(&fresh, check);
 	for (size_t k = 0; k < tu->ntasks; k++)
 		if (tu->tasks[k].state == T_SETUP) {
@@ -1285,12 +727,12 @@ static int first_batch(tuner *tu, const int *gpus, int ngpus, kt_err *err)
 			tu->tasks[k].state = T_ASKING;
 		}
 	double t0 = kt_now();
-	int rc = compile_start(tu, &fresh, err);
+	int rc = tu_compile_start(tu, &fresh, err);
 	if (rc == 0)
 		rc = open_pool(tu, gpus, ngpus, err);
 	if (tu->busy[0]) {
 		kt_err e = {0};
-		int crc = compile_finish(tu, 0, &e);
+		int crc = tu_compile_finish(tu, 0, &e);
 		if (rc == 0 && crc)
 			rc = -1, *err = e;
 	}
@@ -1325,7 +767,7 @@ static void drop_failed(tuner *tu, candlist *l)
 	size_t keep = 0;
 	for (size_t i = 0; i < l->n; i++)
 		if (tu->tasks[l->v[i].task].state == T_FAILED)
-			cand_free(&l->v[i]);
+			tu_cand_free(&l->v[i]);
 		else
 			l->v[keep++] = l->v[i];
 	l->n = keep;
@@ -1354,10 +796,10 @@ static void add_task(tuner *tu, kt_tune_task *tt)
 	*ta = (task){.tt = tt, .t = tt->p.tmpl, .shape = tt->p.shape, .r = &tt->out, .def_idx = -1, .ref_unit = -1};
 	snprintf(ta->id, sizeof ta->id, "p%zu", k);
 	kt_err e = {0};
-	int g = group_of(tu, ta->t, tt->p.tc, &e);
+	int g = tu_group_of(tu, ta->t, tt->p.tc, &e);
 	ta->group = g < 0 ? 0 : g;
 	if (g < 0 || task_setup(tu, ta, &e) != 0)
-		fail_task(ta, &e);
+		tu_fail_task(ta, &e);
 	else if (ta->search)
 		kt_search_set_parallel(ta->search, 1 + (size_t)kt_compile_jobs(&tu->batchcc) / (k + 1));
 }
@@ -1412,7 +854,7 @@ static int refill(tuner *tu, kt_err *err)
 	tu->later = (idlist){0};
 	join_pending(tu, &fresh);
 	ask_all(tu, &fresh);
-	int rc = fresh.n ? compile_start(tu, &fresh, err) : 0;
+	int rc = fresh.n ? tu_compile_start(tu, &fresh, err) : 0;
 	free(fresh.v);
 	return rc;
 }
@@ -1424,7 +866,7 @@ static int pipeline(tuner *tu, kt_err *err)
 		rc = refill(tu, err);
 		if (rc == 0 && !measurable(tu)) {
 			double t0 = kt_now();
-			rc = reap(tu, oldest_busy(tu) >= 0, err);
+			rc = tu_reap(tu, tu_oldest_busy(tu) >= 0, err);
 			tu->st.compile_wait_s += kt_now() - t0;
 		}
 		if (rc == 0)
@@ -1432,16 +874,16 @@ static int pipeline(tuner *tu, kt_err *err)
 		if (rc == 0)
 			rc = measure_ready(tu, err);
 		if (rc == 0)
-			rc = reap(tu, 0, err);
+			rc = tu_reap(tu, 0, err);
 		if (rc == 0)
 			rc = start_ready(tu, err);
 		charge(tu);
 		for (size_t k = 0; k < tu->ntasks; k++)
 			if (is_active(&tu->tasks[k]))
-				update_state(tu, &tu->tasks[k]);
+				tu_update_state(tu, &tu->tasks[k]);
 		drop_failed(tu, &tu->waiting);
 		progress(tu);
-		if (rc == 0 && !tu->ready.n && oldest_busy(tu) < 0 && !tu->waiting.n && !tu->npending) {
+		if (rc == 0 && !tu->ready.n && tu_oldest_busy(tu) < 0 && !tu->waiting.n && !tu->npending) {
 			/* Nothing in flight and nothing asked: every search is waiting on nothing. */
 			int asked = 0;
 			for (size_t k = 0; k < tu->ntasks; k++)
@@ -1483,7 +925,7 @@ static void tuner_free(tuner *tu)
 	free(tu->units);
 	free(tu->index);
 	for (int g = 0; g < tu->ngroups; g++)
-		group_free(tu->groups[g]), free(tu->groups[g]);
+		tu_group_free(tu->groups[g]), free(tu->groups[g]);
 	free(tu->groups);
 	if (tu->own_workdir)
 		kt_remove_tree(tu->workdir);
@@ -1533,7 +975,7 @@ int kt_tune_batch(kt_tune_task *tasks, size_t n, const kt_tune_opts *o, kt_err *
 	for (size_t k = 0; k < tu.ntasks; k++) {
 		task *ta = &tu.tasks[k];
 		if (rc == 0 && ta->state != T_DONE && ta->state != T_FAILED)
-			finish_task(&tu, ta);
+			tu_finish_task(&tu, ta);
 		ta->tt->rc = ta->state == T_FAILED || rc ? -1 : 0;
 		if (ta->state == T_FAILED)
 			ta->tt->err = ta->err;

@@ -1,0 +1,188 @@
+/* tune_choose.c - the end of a task: its siblings' best configurations evaluated at its shape,
+ * its rivals timed again together (decide.h), the choice, and what comes next (the next round). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decide.h"
+#include "tune_int.h"
+
+/* ---- the end of a task: time its rivals again, together, and choose ---------------------------- */
+
+/* The unit that measured eval i of task ta. */
+static const unitrec *eval_unit(tuner *tu, const task *ta, long i)
+{
+	long u = tu_unit_of(tu, (int)(ta - tu->tasks), ta->r->evals[i].cfg);
+	return &tu->units[u];
+}
+
+/* One block: candidates c[0..k) of task ta timed together, interleaved (A B C, B C A, ...: the
+ * worker's `retime`), for rounds rounds; each one's median goes to med.  -1 when the worker
+ * could not. */
+static int retime(tuner *tu, task *ta, const kt_retimed *c, size_t k, int rounds, double *med)
+{
+	kt_tune_result *r = ta->r;
+	kt_buf cmd = {0};
+	kt_buf_printf(&cmd, "retime\t%s\t%d", ta->id, rounds);
+	for (size_t i = 0; i < k; i++) {
+		kt_buf cfg = {0};
+		const unitrec *ur = eval_unit(tu, ta, c[i].eval);
+		kt_tmpl_format_config(ta->t, r->evals[c[i].eval].cfg, &cfg);
+		kt_buf_printf(&cmd, "\t%s\t%s\t%s", ur->u.cubin, ur->u.entry, kt_buf_str(&cfg));
+		kt_buf_free(&cfg);
+	}
+	kt_job j = {cmd.data, KT_OK, NULL, MEASURE_TIMEOUT_S};
+	kt_err e = {0};
+	int rc = kt_pool_run(tu->pool, &j, 1, &e) == 0 && j.status == KT_OK ? 0 : -1;
+	const char *p = rc == 0 ? j.reply : NULL;
+	for (size_t i = 0; rc == 0 && i < k; i++) { /* "median spread" per candidate */
+		char *end;
+		med[i] = strtod(p, &end);
+		strtod(end, &end);
+		rc = med[i] > 0 ? 0 : -1;
+		p = *end ? end + 1 : end;
+	}
+	kt_job_clear(&j);
+	kt_buf_free(&cmd);
+	return rc;
+}
+
+/* Times the rivals c[0..k) again in RETIME_BLOCKS blocks, one after another on the same worker
+ * (one job at a time goes to the first worker); each one's time becomes the mean of its blocks'
+ * medians, with its confidence interval.  When no block could be timed the sweep's times stand,
+ * with no interval. */
+static void retime_rivals(tuner *tu, task *ta, kt_retimed *c, size_t k)
+{
+	double sum = 0;
+	for (size_t i = 0; i < k; i++)
+		sum += c[i].us + RETIME_LAUNCH_US;
+	double want = RETIME_BLOCK_US / (sum > 0 ? sum : 1);
+	int rounds = want < RETIME_MIN_ROUNDS ? RETIME_MIN_ROUNDS : want > RETIME_MAX_ROUNDS ? RETIME_MAX_ROUNDS : (int)want;
+	double *med = kt_xcalloc(RETIME_BLOCKS * k, sizeof *med), *v = kt_xcalloc(RETIME_BLOCKS, sizeof *v);
+	size_t nb = 0;
+	for (int b = 0; b < RETIME_BLOCKS; b++)
+		nb += retime(tu, ta, c, k, rounds, med + nb * k) == 0;
+	for (size_t i = 0; nb && i < k; i++) {
+		for (size_t b = 0; b < nb; b++)
+			v[b] = med[b * k + i];
+		kt_decide_interval(v, nb, &c[i].us, &c[i].ci_us);
+	}
+	free(med);
+	free(v);
+}
+
+/* The choice (decide.h): the rivals of the fastest are timed again together, and the rule picks
+ * from their tie set.  The evals keep their sweep times; the rivals and their new times go to
+ * r->retimed. */
+static void choose(tuner *tu, task *ta)
+{
+	kt_tune_result *r = ta->r;
+	int top = tu->o->retime_top == 0 ? DEFAULT_RETIME_TOP : tu->o->retime_top;
+	long rival[KT_DECIDE_MAX];
+	/* A user's --config list is compared whole; with re-timing off, the fastest alone. */
+	size_t k = kt_decide_rivals(ta->t, r, top > 0 ? (size_t)top : 1, ta->tt->nonly > 0, rival, top < 0 ? 1 : KT_DECIDE_MAX);
+	r->best = -1;
+	if (!k)
+		return;
+	kt_retimed *c = kt_xcalloc(k, sizeof *c);
+	for (size_t i = 0; i < k; i++)
+		c[i] = (kt_retimed){rival[i], r->evals[rival[i]].median_us, 0, 0};
+	if (k > 1)
+		retime_rivals(tu, ta, c, k);
+	r->best = c[kt_decide_pick(ta->t, r, c, k)].eval;
+	if (k > 1)
+		r->retimed = c, r->nretimed = k;
+	else
+		free(c);
+}
+
+void tu_finish_task(tuner *tu, task *ta)
+{
+	double t0 = kt_now();
+	choose(tu, ta);
+	tu->st.retime_s += kt_now() - t0;
+	kt_tune_result *r = ta->r;
+	long d = ta->def_idx >= 0 ? ta->ev_of[ta->def_idx] : -1;
+	if (d >= 0 && r->evals[d].status == KT_OK && !r->evals[d].raced)
+		r->default_us = r->evals[d].median_us;
+	r->seconds = ta->charged;
+	ta->state = T_DONE;
+	kt_progress *p = ta->tt->progress;
+	if (p && ta->tt->label) /* a later round shares the progress of the first, under its own name */
+		snprintf(p->label, sizeof p->label, "%s", ta->tt->label);
+	if (p) {
+		kt_progress_clear(tu->o->progress);
+		kt_progress_done(p, r->nevals, ta->counts, r->best >= 0 ? r->evals[r->best].median_us : 0, r->floor_us,
+				 r->stop);
+	}
+	kt_tune_task *next = tu->o->next && !tu->closing ? tu->o->next(tu->o->next_ctx, ta->tt) : NULL;
+	if (next) { /* the next round of this problem: added at the top of the loop's next turn */
+		tu->pending = kt_xrealloc(tu->pending, (tu->npending + 1) * sizeof *tu->pending);
+		tu->pending[tu->npending++] = next;
+	}
+}
+
+
+/* The best configuration a task has so far: its choice once made, else its fastest fully timed
+ * evaluation; -1 when none passed. */
+static long best_so_far(const task *ta)
+{
+	const kt_tune_result *r = ta->r;
+	if (ta->state == T_DONE)
+		return r->best;
+	long b = -1;
+	for (size_t i = 0; i < r->nevals; i++)
+		if (r->evals[i].status == KT_OK && !r->evals[i].raced && (b < 0 || r->evals[i].median_us < r->evals[b].median_us))
+			b = (long)i;
+	return b;
+}
+
+/* The other shapes of the same template and toolchain (the task's group) tune the same
+ * parameters.  Before task k chooses, the best configuration each of them has so far is
+ * evaluated at its shape too, where feasible and not evaluated yet (its variant is compiled
+ * already): a search that stopped in one place still sees what the others found, so that two
+ * tunings of one project choose alike wherever a sibling's find is the better one.  Not for a
+ * user's --config list.  Returns how many were asked. */
+static size_t ask_siblings(tuner *tu, int k)
+{
+	task *ta = &tu->tasks[k];
+	size_t n = 0;
+	ta->siblings_asked = 1;
+	if (ta->tt->nonly > 0)
+		return 0;
+	for (size_t j = 0; j < tu->ntasks; j++) {
+		const task *sb = &tu->tasks[j];
+		long b = (int)j == k || sb->group != ta->group || sb->t != ta->t ? -1 : best_so_far(sb);
+		long idx = b < 0 ? -1 : tu_find_cfg(ta->space, ta->t->nparams, sb->r->evals[b].cfg);
+		if (idx >= 0 && ta->ev_of[idx] == -1) {
+			tu_enqueue(tu, k, (size_t)idx, &tu->later);
+			n++;
+		}
+	}
+	tu->st.sibling_evals += (int)n;
+	return n;
+}
+
+/* Moves a task that should stop to draining, and one that is draining with nothing in flight
+ * to its siblings' best configurations, then to done. */
+void tu_update_state(tuner *tu, task *ta)
+{
+	char why[96];
+	const char *s;
+	if (ta->state == T_ASKING && (s = tu_stop_reason(tu, ta, why, sizeof why))) {
+		snprintf(ta->r->stop, sizeof ta->r->stop, "%s", s);
+		ta->state = T_DRAINING;
+	}
+	if (ta->state == T_DRAINING && ta->inflight == 0 && !ta->siblings_asked)
+		ask_siblings(tu, (int)(ta - tu->tasks));
+	if (ta->state == T_DRAINING && ta->inflight == 0)
+		tu_finish_task(tu, ta);
+}
+
+void tu_fail_task(task *ta, const kt_err *e)
+{
+	ta->state = T_FAILED;
+	ta->err = *e;
+	if (!ta->err.cls)
+		ta->err.cls = KT_E_INTERNAL;
+}

@@ -1,0 +1,165 @@
+/* tune_int.h - what the tuner's files share: its constants, its pieces (compile groups, units,
+ * candidates, tasks, the tuner) and the functions one file gives the others.  Private to
+ * tune.c (the loop: asking, measuring, setup, ceilings, the batch), tune_units.c (units, compile
+ * groups and compile batches) and tune_choose.c (a task's end: its rivals timed again, its
+ * siblings' bests, the choice). */
+#ifndef KT_TUNE_INT_H
+#define KT_TUNE_INT_H
+
+#include <limits.h>
+
+#include "compile.h"
+#include "proc.h"
+#include "search.h"
+#include "space.h"
+#include "tune.h"
+#include "worker.h"
+
+static const double DEFAULT_NEAR_FLOOR = 0.03;
+static const int64_t BW_BYTES = 1LL << 30;     /* the copy measured for the bandwidth ceiling */
+static const double MEASURE_TIMEOUT_S = 120;   /* watchdog of setup, the ceilings and the final re-timing */
+enum { DEFAULT_RETIME_TOP = 5, MIN_BATCH = 8, MAX_BATCH = 256, MIN_ASK = 4 };
+/* The final choice: its rivals are timed again in RETIME_BLOCKS blocks of interleaved rounds, each
+ * block about RETIME_BLOCK_US of GPU time (decide.h), counting RETIME_LAUNCH_US for each launch's
+ * preparation (inputs reset, the L2 flushed for small shapes, events): 60 rounds for the small
+ * kernels whose choice wavered, at least RETIME_MIN_ROUNDS for the large ones. */
+enum { RETIME_BLOCKS = 5, RETIME_MIN_ROUNDS = 8, RETIME_MAX_ROUNDS = 60 };
+static const double RETIME_BLOCK_US = 10000, RETIME_LAUNCH_US = 10;
+enum { SLOTS = 2 };                            /* compile batches in flight at once */
+static const double FIRST_BATCH_S = 2.0;       /* the searches' first batch compiles in about this */
+enum { PENDING = -2 };                         /* ev_of: on its way, not yet recorded */
+
+/* How the units of one template and toolchain are compiled. */
+typedef struct group {
+	const kt_tmpl *t;
+	const kt_toolchain *tc;
+	kt_compiler cc;
+	kt_buf prelude;
+	char *nvcc;       /* the compiler, absolute when given as a path (ninja runs in the work dir) */
+	char **deps;      /* the template and its local headers, absolute */
+	int ndeps;
+	char **flagv;     /* the toolchain's flags as words */
+	char *flagwords;
+	char arch[16];
+	char *noref;      /* the template without its reference kernel, in the work dir (kt_emit_unreferenced); NULL: none */
+	kt_nvrtc_use rtc; /* cc.nvrtc when its toolkit's NVRTC may compile (rtc.lib owned) */
+} group;
+
+enum { U_NEW, U_COMPILING, U_DONE };
+
+/* A variant: one configuration of a group, compiled once. */
+typedef struct unitrec {
+	kt_unit u;
+	char sym[160];    /* its launcher's symbol: kernels sym_kernel and sym_reference */
+	int group, state;
+	int slot;         /* U_COMPILING: the compile slot */
+	int task;         /* the problem it was made for (another that measures it reuses it) */
+} unitrec;
+
+/* A problem's configuration on its way: waiting for its unit, then measured. */
+typedef struct cand {
+	int task;
+	size_t seq;       /* the order it was asked in: measured in that order, per task */
+	size_t idx;       /* into the task's space */
+	long unit;
+	kt_launch l;
+	char *config;     /* "BLOCK=256,VEC=8" */
+} cand;
+
+typedef struct candlist {
+	cand *v;
+	size_t n, cap;
+} candlist;
+
+/* Units to compile next. */
+typedef struct idlist {
+	long *v;
+	size_t n, cap;
+} idlist;
+
+enum { T_SETUP, T_STARTING, T_ASKING, T_DRAINING, T_DONE, T_FAILED };
+
+typedef struct task {
+	kt_tune_task *tt;
+	const kt_tmpl *t;
+	const int64_t *shape;
+	kt_tune_result *r;
+	int group;
+	char id[24];      /* the workers' name for the problem */
+	int state;
+	kt_space *space;  /* its own allocation: the search points at it while tasks move */
+	kt_search *search;
+	long *ev_of;      /* per space index: its eval, PENDING, or -1 */
+	unsigned char *asked;
+	long def_idx;     /* the default configuration's space index, or -1 */
+	long ref_unit;    /* the unit whose reference (or default) run is the reference */
+	double best_us, best_spread;
+	size_t inflight;
+	size_t counts[KT_NSTATUS];
+	int fail_streak;  /* evaluations in a row that failed */
+	double charged;   /* its share of the wall time so far */
+	int siblings_asked; /* the other shapes' best configurations were asked before the choice */
+	kt_launch ref_l;  /* the launch of the reference or default, for the floor */
+	kt_err err;
+} task;
+
+typedef struct tuner {
+	task *tasks;      /* grows while the batch runs (a next round): hold indices, not pointers, across that */
+	size_t ntasks;
+	kt_tune_task **pending; /* tasks to add at the top of the next turn of the loop */
+	size_t npending;
+	int closing;      /* the batch is ending: no task is added any more */
+	const kt_tune_opts *o;
+	kt_gpu_info info;
+	kt_target target;
+	group **groups;   /* each allocated alone: units point at their compiler */
+	int ngroups;
+	unitrec *units;
+	size_t nunits, capunits;
+	long *index;      /* open-addressing table of unit names: unit index + 1, 0 empty */
+	size_t capindex;
+	kt_compiler batchcc; /* ninja, jobs, workdir (and the check unit's compiler) */
+	char exe[PATH_MAX];  /* the kt executable: workers and `kt nvrtc` */
+	kt_proc ninja[SLOTS];
+	long *slot_units[SLOTS];
+	size_t slot_n[SLOTS];
+	int busy[SLOTS];
+	int next_slot;
+	candlist waiting, ready;
+	idlist later;     /* units made outside a refill, for the next compile batch */
+	kt_pool *pool;
+	char *workdir;
+	int own_workdir;
+	double start, last_charge;
+	size_t evaluated, seq;
+	size_t counts[KT_NSTATUS];
+	kt_tune_stats st;
+	kt_ceilings ceil;
+} tuner;
+
+/* tune.c: candidates, stopping, asking, setup. */
+void tu_list_add(candlist *l, const cand *c);
+void tu_cand_free(cand *c);
+const char *tu_stop_reason(const tuner *tu, const task *ta, char *buf, size_t bufsz);
+int tu_sort_out(tuner *tu, cand *c);
+void tu_enqueue(tuner *tu, int k, size_t idx, idlist *fresh);
+long tu_find_cfg(const kt_space *sp, int np, const uint16_t *cfg);
+
+/* tune_units.c: units and compile groups, compile batches. */
+void tu_index_put(tuner *tu, long u);
+long tu_unit_add(tuner *tu);
+long tu_unit_make(tuner *tu, int k, const uint16_t *cfg, int ref);
+long tu_unit_of(tuner *tu, int k, const uint16_t *cfg);
+void tu_group_free(group *g);
+int tu_group_of(tuner *tu, const kt_tmpl *t, const kt_toolchain *tc, kt_err *err);
+int tu_compile_start(tuner *tu, const idlist *l, kt_err *err);
+int tu_compile_finish(tuner *tu, int s, kt_err *err);
+int tu_oldest_busy(const tuner *tu);
+int tu_reap(tuner *tu, int wait, kt_err *err);
+
+/* tune_choose.c: the end of a task. */
+void tu_finish_task(tuner *tu, task *ta);
+void tu_update_state(tuner *tu, task *ta);
+void tu_fail_task(task *ta, const kt_err *e);
+
+#endif

@@ -4,9 +4,10 @@
  * param) are handled first, so that every other directive can use every name whatever the order
  * of the lines; then the directives holding expressions; then the checks across directives.
  * Each problem becomes a diagnostic and parsing goes on, so one run reports them all; the
- * diagnostics are printed in source order at the end.
+ * diagnostics are printed in source order at the end.  Pass 2 is in tmpl_expr.c; what the two
+ * share, in tmpl_int.h.
  */
-#include "tmpl.h"
+#include "tmpl_int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -19,15 +20,6 @@
 #include "cusrc.h"
 #include "diag.h"
 
-#define MAX_ERRORS 50        /* diagnostics shown for one template */
-#define MAX_ARGS 64          /* arguments of one kernel */
-#define MAX_REQS 256         /* constraints of one template */
-#define MAX_TYPES 16         /* type symbols of one template */
-#define MAX_OPTIONS 16       /* options of one template */
-#define MAX_VALUES 65535     /* values of one parameter (indices are uint16_t) */
-#define MAX_DIMS 3           /* grid and block dimensions */
-#define MAX_LISTED 16        /* values listed in a message */
-#define DEFAULT_TOL 1e-3     /* atol and rtol without a tolerance directive */
 
 const kt_etype_info kt_etypes[KT_NETYPES] = {
 	[KT_HALF] = {"half", "__half", "__half_raw", 2, 1},
@@ -41,29 +33,12 @@ const kt_etype_info kt_etypes[KT_NETYPES] = {
 
 /* ---- the directive table ---- */
 
-typedef struct pctx pctx;
-typedef struct dline {
-	int dir;          /* index into dirs */
-	size_t name_off;  /* where the directive name is */
-	size_t pos, end;  /* its arguments: src[pos..end), blanks trimmed at the end */
-} dline;
 
 static void d_kernel(pctx *, const dline *);
-static void d_reference(pctx *, const dline *);
 static void d_shape(pctx *, const dline *);
 static void d_type(pctx *, const dline *);
 static void d_option(pctx *, const dline *);
 static void d_param(pctx *, const dline *);
-static void d_require(pctx *, const dline *);
-static void d_arg(pctx *, const dline *);
-static void d_grid(pctx *, const dline *);
-static void d_block(pctx *, const dline *);
-static void d_smem(pctx *, const dline *);
-static void d_bytes(pctx *, const dline *);
-static void d_flops(pctx *, const dline *);
-static void d_tolerance(pctx *, const dline *);
-static void d_l2(pctx *, const dline *);
-static void d_launch(pctx *, const dline *);
 
 /* Sorted by name (the unknown-directive message lists them in this order). */
 static const struct directive {
@@ -72,71 +47,22 @@ static const struct directive {
 	int single; /* may appear once */
 	void (*fn)(pctx *, const dline *);
 } dirs[] = {
-	{"arg", 2, 0, d_arg},           {"block", 2, 1, d_block}, {"bytes", 2, 1, d_bytes},
-	{"flops", 2, 1, d_flops},       {"grid", 2, 1, d_grid},   {"kernel", 1, 1, d_kernel},
-	{"l2", 1, 1, d_l2},             {"launch", 1, 1, d_launch},
-	{"option", 1, 0, d_option},     {"param", 1, 0, d_param}, {"reference", 2, 1, d_reference},
-	{"require", 2, 0, d_require},   {"shape", 1, 1, d_shape}, {"smem", 2, 1, d_smem},
-	{"tolerance", 2, 1, d_tolerance}, {"type", 1, 0, d_type},
+	{"arg", 2, 0, tp_d_arg},           {"block", 2, 1, tp_d_block}, {"bytes", 2, 1, tp_d_bytes},
+	{"flops", 2, 1, tp_d_flops},       {"grid", 2, 1, tp_d_grid},   {"kernel", 1, 1, d_kernel},
+	{"l2", 1, 1, tp_d_l2},             {"launch", 1, 1, tp_d_launch},
+	{"option", 1, 0, d_option},     {"param", 1, 0, d_param}, {"reference", 2, 1, tp_d_reference},
+	{"require", 2, 0, tp_d_require},   {"shape", 1, 1, d_shape}, {"smem", 2, 1, tp_d_smem},
+	{"tolerance", 2, 1, tp_d_tolerance}, {"type", 1, 0, d_type},
 };
-#define NDIRS ((int)(sizeof dirs / sizeof dirs[0]))
+_Static_assert(sizeof dirs / sizeof dirs[0] == NDIRS, "NDIRS in tmpl_int.h counts the directives");
 
 /* Names that cannot be declared: the functions and constants of the expression language. */
-static const char *const reserved[] = {"abs", "cdiv", "ceil", "false", "floor", "log2", "max", "min", "pow2", "sm", "sm_a", "true"};
+const char *const tp_reserved[] = {"abs", "cdiv", "ceil", "false", "floor", "log2", "max", "min", "pow2", "sm", "sm_a", "true"};
+const size_t tp_nreserved = sizeof tp_reserved / sizeof tp_reserved[0];
 
-/* ---- parse state ---- */
+/* ---- diagnostics ---- */
 
-typedef struct diagent {
-	size_t off;
-	int seq;
-	char *text;
-} diagent;
-
-typedef struct decl {
-	const char *name;
-	size_t off;
-} decl;
-
-struct pctx {
-	kt_tmpl *t;
-	kt_arena *a;
-	const char *src;
-	size_t len;
-	const kt_tmpl_opts *opts;
-	diagent *diags;
-	int ndiags, nerrors;
-	/* directives */
-	dline *lines;
-	int nlines, caplines;
-	int seen[NDIRS];       /* 1 + index into lines of the first one, 0 when absent */
-	/* declarations, in source order */
-	decl names[KT_MAX_SLOTS + MAX_TYPES + MAX_OPTIONS];
-	int nnames;
-	size_t shape_off[KT_MAX_SLOTS];
-	kt_param params[KT_MAX_SLOTS];
-	kt_typesym types[MAX_TYPES];
-	kt_option options[MAX_OPTIONS];
-	const char *shapes[KT_MAX_SLOTS];
-	int nshapes, nparams, ntypes, noptions;
-	const char *slot_names[KT_MAX_SLOTS];
-	kt_scope req_scope;    /* the scope of constraints: also the compile target (sm, sm_a) */
-	int in_req;            /* parsing a constraint */
-	/* pass 2 */
-	kt_arg args[MAX_ARGS];
-	int nargs;
-	const kt_expr *req[MAX_REQS];
-	const char *req_text[MAX_REQS];
-	kt_loc req_loc[MAX_REQS];
-	int nreq;
-	size_t kernel_off, reference_off, type_off[MAX_TYPES], option_off[MAX_OPTIONS];
-	int arg_errors; /* errors in arg directives */
-	size_t *bols;   /* where each line begins */
-	int nbols;
-};
-
-static kt_loc loc_of(const pctx *pc, size_t off);
-static void error_at(pctx *pc, size_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void error_at(pctx *pc, size_t off, const char *fmt, ...)
+void tp_error_at(pctx *pc, size_t off, const char *fmt, ...)
 {
 	pc->nerrors++;
 	if (pc->ndiags >= MAX_ERRORS)
@@ -146,14 +72,14 @@ static void error_at(pctx *pc, size_t off, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	kt_loc at = loc_of(pc, off);
+	kt_loc at = tp_loc_of(pc, off);
 	kt_buf b = {0};
 	kt_diag_error(&b, pc->t->path, pc->src, pc->len, at.line, at.col, "%s", msg);
 	pc->diags[pc->ndiags++] = (diagent){off, pc->ndiags, kt_buf_detach(&b)};
 }
 
 /* Line and column of a byte offset: a binary search in the line starts (scan_directives). */
-static kt_loc loc_of(const pctx *pc, size_t off)
+kt_loc tp_loc_of(const pctx *pc, size_t off)
 {
 	int lo = 0, hi = pc->nbols - 1;
 	if (off > pc->len)
@@ -168,32 +94,32 @@ static kt_loc loc_of(const pctx *pc, size_t off)
 	return (kt_loc){lo + 1, (int)(off - pc->bols[lo]) + 1};
 }
 
-static int line_of(const pctx *pc, size_t off) { return loc_of(pc, off).line; }
+static int line_of(const pctx *pc, size_t off) { return tp_loc_of(pc, off).line; }
 
 /* ---- lexing inside a directive ---- */
 
-static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+int tp_is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 static int is_id0(char c) { return isalpha((unsigned char)c) || c == '_'; }
-static int is_id(char c) { return isalnum((unsigned char)c) || c == '_'; }
+int tp_is_id(char c) { return isalnum((unsigned char)c) || c == '_'; }
 
-static size_t skip_blanks(const pctx *pc, size_t pos, size_t end)
+size_t tp_skip_blanks(const pctx *pc, size_t pos, size_t end)
 {
-	while (pos < end && is_blank(pc->src[pos]))
+	while (pos < end && tp_is_blank(pc->src[pos]))
 		pos++;
 	return pos;
 }
 
 /* Length of the identifier at pos (0 if none). */
-static size_t ident_len(const pctx *pc, size_t pos, size_t end)
+size_t tp_ident_len(const pctx *pc, size_t pos, size_t end)
 {
 	size_t n = 0;
 	if (pos < end && is_id0(pc->src[pos]))
-		while (pos + n < end && is_id(pc->src[pos + n]))
+		while (pos + n < end && tp_is_id(pc->src[pos + n]))
 			n++;
 	return n;
 }
 
-static int word_is(const pctx *pc, size_t pos, size_t n, const char *w)
+int tp_word_is(const pctx *pc, size_t pos, size_t n, const char *w)
 {
 	return strlen(w) == n && memcmp(pc->src + pos, w, n) == 0;
 }
@@ -202,16 +128,16 @@ static int word_is(const pctx *pc, size_t pos, size_t n, const char *w)
  * or a run of other symbols. */
 static const char *found(const pctx *pc, size_t pos, size_t end, char *buf, size_t bufsz)
 {
-	pos = skip_blanks(pc, pos, end);
+	pos = tp_skip_blanks(pc, pos, end);
 	if (pos >= end)
 		return "the end of the line";
 	const char *s = pc->src + pos;
 	size_t n = 1;
-	if (is_id(s[0]) || s[0] == '.')
-		while (pos + n < end && (is_id(s[n]) || s[n] == '.'))
+	if (tp_is_id(s[0]) || s[0] == '.')
+		while (pos + n < end && (tp_is_id(s[n]) || s[n] == '.'))
 			n++;
 	else if (!strchr(",()[]=\"", s[0]))
-		while (pos + n < end && !is_blank(s[n]) && !is_id(s[n]) && !strchr(",()[]=\"", s[n]))
+		while (pos + n < end && !tp_is_blank(s[n]) && !tp_is_id(s[n]) && !strchr(",()[]=\"", s[n]))
 			n++;
 	if (n > 40)
 		n = 40;
@@ -219,20 +145,20 @@ static const char *found(const pctx *pc, size_t pos, size_t end, char *buf, size
 	return buf;
 }
 
-static void expected(pctx *pc, size_t pos, size_t end, const char *what)
+void tp_expected(pctx *pc, size_t pos, size_t end, const char *what)
 {
 	char b[192];
-	pos = skip_blanks(pc, pos, end);
-	error_at(pc, pos, "expected %s but found %s", what, found(pc, pos, end, b, sizeof b));
+	pos = tp_skip_blanks(pc, pos, end);
+	tp_error_at(pc, pos, "expected %s but found %s", what, found(pc, pos, end, b, sizeof b));
 }
 
 /* Reads an identifier at *pos (after blanks) into [*start, *start + *n).  0 on success. */
-static int take_ident(pctx *pc, size_t *pos, size_t end, size_t *start, size_t *n, const char *what)
+int tp_take_ident(pctx *pc, size_t *pos, size_t end, size_t *start, size_t *n, const char *what)
 {
-	*pos = skip_blanks(pc, *pos, end);
-	*n = ident_len(pc, *pos, end);
+	*pos = tp_skip_blanks(pc, *pos, end);
+	*n = tp_ident_len(pc, *pos, end);
 	if (*n == 0) {
-		expected(pc, *pos, end, what);
+		tp_expected(pc, *pos, end, what);
 		return -1;
 	}
 	*start = *pos;
@@ -241,19 +167,19 @@ static int take_ident(pctx *pc, size_t *pos, size_t end, size_t *start, size_t *
 }
 
 /* Accepts the keyword w at *pos (after blanks). */
-static int take_word(const pctx *pc, size_t *pos, size_t end, const char *w)
+int tp_take_word(const pctx *pc, size_t *pos, size_t end, const char *w)
 {
-	size_t p = skip_blanks(pc, *pos, end);
-	size_t n = ident_len(pc, p, end);
-	if (!word_is(pc, p, n, w))
+	size_t p = tp_skip_blanks(pc, *pos, end);
+	size_t n = tp_ident_len(pc, p, end);
+	if (!tp_word_is(pc, p, n, w))
 		return 0;
 	*pos = p + n;
 	return 1;
 }
 
-static int take_char(const pctx *pc, size_t *pos, size_t end, char c)
+int tp_take_char(const pctx *pc, size_t *pos, size_t end, char c)
 {
-	size_t p = skip_blanks(pc, *pos, end);
+	size_t p = tp_skip_blanks(pc, *pos, end);
 	if (p >= end || pc->src[p] != c)
 		return 0;
 	*pos = p + 1;
@@ -261,34 +187,34 @@ static int take_char(const pctx *pc, size_t *pos, size_t end, char c)
 }
 
 /* An error unless only blanks are left. */
-static int expect_end(pctx *pc, size_t pos, size_t end, const char *what)
+int tp_expect_end(pctx *pc, size_t pos, size_t end, const char *what)
 {
-	pos = skip_blanks(pc, pos, end);
+	pos = tp_skip_blanks(pc, pos, end);
 	if (pos >= end)
 		return 0;
-	expected(pc, pos, end, what);
+	tp_expected(pc, pos, end, what);
 	return -1;
 }
 
 /* A decimal integer with an optional sign; must not run into a name or a fraction. */
 static int take_int(pctx *pc, size_t *pos, size_t end, int64_t *v, const char *what)
 {
-	size_t p = skip_blanks(pc, *pos, end), q = p;
+	size_t p = tp_skip_blanks(pc, *pos, end), q = p;
 	if (q < end && (pc->src[q] == '-' || pc->src[q] == '+'))
 		q++;
 	size_t d = q;
 	while (q < end && isdigit((unsigned char)pc->src[q]))
 		q++;
 	int dotdot = q + 1 < end && pc->src[q] == '.' && pc->src[q + 1] == '.';
-	if (q == d || (q < end && (is_id(pc->src[q]) || (pc->src[q] == '.' && !dotdot)))) {
+	if (q == d || (q < end && (tp_is_id(pc->src[q]) || (pc->src[q] == '.' && !dotdot)))) {
 		size_t e = q;
-		while (e < end && !is_blank(pc->src[e]) && pc->src[e] != ',')
+		while (e < end && !tp_is_blank(pc->src[e]) && pc->src[e] != ',')
 			e++;
 		if (q == d) {
-			expected(pc, p, end, what);
+			tp_expected(pc, p, end, what);
 			return -1;
 		}
-		error_at(pc, p, "bad integer '%.*s' (expected %s)", (int)(e - p), pc->src + p, what);
+		tp_error_at(pc, p, "bad integer '%.*s' (expected %s)", (int)(e - p), pc->src + p, what);
 		return -1;
 	}
 	const char *s = pc->src + p;
@@ -298,7 +224,7 @@ static int take_int(pctx *pc, size_t *pos, size_t end, int64_t *v, const char *w
 		n--;
 	}
 	if (kt_parse_i64(s, n, v) != 0) {
-		error_at(pc, p, "integer '%.*s' is out of range", (int)(q - p), pc->src + p);
+		tp_error_at(pc, p, "integer '%.*s' is out of range", (int)(q - p), pc->src + p);
 		return -1;
 	}
 	*pos = q;
@@ -306,25 +232,25 @@ static int take_int(pctx *pc, size_t *pos, size_t end, int64_t *v, const char *w
 }
 
 /* A number (int or float) such as 1e-2 or -0.5. */
-static int take_number(pctx *pc, size_t *pos, size_t end, double *v, const char *what)
+int tp_take_number(pctx *pc, size_t *pos, size_t end, double *v, const char *what)
 {
-	size_t p = skip_blanks(pc, *pos, end);
+	size_t p = tp_skip_blanks(pc, *pos, end);
 	char c = p < end ? pc->src[p] : '\0';
 	if (!(isdigit((unsigned char)c) || c == '.' || c == '-' || c == '+')) {
-		expected(pc, p, end, what);
+		tp_expected(pc, p, end, what);
 		return -1;
 	}
 	char *stop;
 	errno = 0;
 	double x = strtod(pc->src + p, &stop);
 	size_t q = (size_t)(stop - pc->src);
-	if (stop == pc->src + p || q > end || errno == ERANGE || (q < end && (is_id(pc->src[q]) || pc->src[q] == '.'))) {
+	if (stop == pc->src + p || q > end || errno == ERANGE || (q < end && (tp_is_id(pc->src[q]) || pc->src[q] == '.'))) {
 		size_t e = p;
-		while (e < end && !is_blank(pc->src[e]) && !strchr(",()", pc->src[e]))
+		while (e < end && !tp_is_blank(pc->src[e]) && !strchr(",()", pc->src[e]))
 			e++;
 		if (e == p)
 			e = p + 1;
-		error_at(pc, p, "bad number '%.*s' (expected %s)", (int)(e - p), pc->src + p, what);
+		tp_error_at(pc, p, "bad number '%.*s' (expected %s)", (int)(e - p), pc->src + p, what);
 		return -1;
 	}
 	*v = x;
@@ -356,7 +282,7 @@ static int at_top(int *depth, int *instr, char c)
 }
 
 /* Splits src[pos..end) at commas outside parentheses, brackets and strings. */
-static int split_commas(const pctx *pc, size_t pos, size_t end, size_t *starts, size_t *ends, int max)
+int tp_split_commas(const pctx *pc, size_t pos, size_t end, size_t *starts, size_t *ends, int max)
 {
 	int n = 0, depth = 0, instr = 0;
 	size_t s = pos;
@@ -376,14 +302,14 @@ static int split_commas(const pctx *pc, size_t pos, size_t end, size_t *starts, 
 }
 
 /* The first identifier equal to w outside parentheses and strings in src[pos..end), or end. */
-static size_t find_keyword(const pctx *pc, size_t pos, size_t end, const char *w)
+size_t tp_find_keyword(const pctx *pc, size_t pos, size_t end, const char *w)
 {
 	int depth = 0, instr = 0;
 	for (size_t i = pos; i < end; i++) {
 		char c = pc->src[i];
-		if (at_top(&depth, &instr, c) && is_id0(c) && (i == pos || !is_id(pc->src[i - 1]))) {
-			size_t n = ident_len(pc, i, end);
-			if (word_is(pc, i, n, w))
+		if (at_top(&depth, &instr, c) && is_id0(c) && (i == pos || !tp_is_id(pc->src[i - 1]))) {
+			size_t n = tp_ident_len(pc, i, end);
+			if (tp_word_is(pc, i, n, w))
 				return i;
 			i += n - 1;
 		}
@@ -393,7 +319,7 @@ static size_t find_keyword(const pctx *pc, size_t pos, size_t end, const char *w
 
 /* ---- names ---- */
 
-static const char *suggest(const char *name, size_t n, const char *const *cands, int ncands, char *buf, size_t bufsz)
+const char *tp_suggest(const char *name, size_t n, const char *const *cands, int ncands, char *buf, size_t bufsz)
 {
 	const char *near = kt_diag_closest(name, n, cands, ncands);
 	if (!near)
@@ -409,27 +335,27 @@ typedef enum decl_kind { DECL_SLOT, DECL_TYPE, DECL_OPTION } decl_kind;
 static const char *declare(pctx *pc, size_t off, size_t n, const char *what, decl_kind kind)
 {
 	if (kind == DECL_SLOT && pc->nshapes + pc->nparams >= KT_MAX_SLOTS) {
-		error_at(pc, off, "too many shape symbols and parameters (at most %d together)", KT_MAX_SLOTS);
+		tp_error_at(pc, off, "too many shape symbols and parameters (at most %d together)", KT_MAX_SLOTS);
 		return NULL;
 	}
-	for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
-		if (word_is(pc, off, n, reserved[i])) {
-			error_at(pc, off, "'%.*s' is reserved by the expression language (expected another name for the %s)",
+	for (size_t i = 0; i < tp_nreserved; i++)
+		if (tp_word_is(pc, off, n, tp_reserved[i])) {
+			tp_error_at(pc, off, "'%.*s' is reserved by the expression language (expected another name for the %s)",
 				 (int)n, pc->src + off, what);
 			return NULL;
 		}
 	for (int i = 0; i < pc->nnames; i++)
-		if (word_is(pc, off, n, pc->names[i].name)) {
-			error_at(pc, off, "'%.*s' is already declared (first declared at line %d)", (int)n, pc->src + off,
+		if (tp_word_is(pc, off, n, pc->names[i].name)) {
+			tp_error_at(pc, off, "'%.*s' is already declared (first declared at line %d)", (int)n, pc->src + off,
 				 line_of(pc, pc->names[i].off));
 			return NULL;
 		}
 	if (kind == DECL_TYPE && pc->ntypes == MAX_TYPES) {
-		error_at(pc, off, "too many type symbols (at most %d)", MAX_TYPES);
+		tp_error_at(pc, off, "too many type symbols (at most %d)", MAX_TYPES);
 		return NULL;
 	}
 	if (kind == DECL_OPTION && pc->noptions == MAX_OPTIONS) {
-		error_at(pc, off, "too many options (at most %d)", MAX_OPTIONS);
+		tp_error_at(pc, off, "too many options (at most %d)", MAX_OPTIONS);
 		return NULL;
 	}
 	const char *s = kt_arena_strndup(pc->a, pc->src + off, n);
@@ -437,7 +363,7 @@ static const char *declare(pctx *pc, size_t off, size_t n, const char *what, dec
 	return s;
 }
 
-static int find_etype(const char *s, size_t n)
+int tp_find_etype(const char *s, size_t n)
 {
 	for (int i = 0; i < KT_NETYPES; i++)
 		if (strlen(kt_etypes[i].name) == n && !memcmp(kt_etypes[i].name, s, n))
@@ -445,7 +371,7 @@ static int find_etype(const char *s, size_t n)
 	return -1;
 }
 
-static void unknown_etype(pctx *pc, size_t off, size_t n, int allow_syms)
+void tp_unknown_etype(pctx *pc, size_t off, size_t n, int allow_syms)
 {
 	const char *cands[KT_NETYPES + MAX_TYPES];
 	int nc = 0;
@@ -454,11 +380,11 @@ static void unknown_etype(pctx *pc, size_t off, size_t n, int allow_syms)
 	for (int i = 0; allow_syms && i < pc->ntypes; i++)
 		cands[nc++] = pc->types[i].name;
 	char b[80];
-	const char *s = suggest(pc->src + off, n, cands, nc, b, sizeof b);
+	const char *s = tp_suggest(pc->src + off, n, cands, nc, b, sizeof b);
 	if (*s)
-		error_at(pc, off, "unknown element type '%.*s'%s", (int)n, pc->src + off, s);
+		tp_error_at(pc, off, "unknown element type '%.*s'%s", (int)n, pc->src + off, s);
 	else
-		error_at(pc, off, "unknown element type '%.*s' (expected one of: half, bfloat16, float, double, int, int64, uint8%s)",
+		tp_error_at(pc, off, "unknown element type '%.*s' (expected one of: half, bfloat16, float, double, int, int64, uint8%s)",
 			 (int)n, pc->src + off, allow_syms ? ", or a type symbol" : "");
 }
 
@@ -467,12 +393,12 @@ static void unknown_etype(pctx *pc, size_t off, size_t n, int allow_syms)
 static void d_kernel(pctx *pc, const dline *d)
 {
 	size_t pos = d->pos, s, n;
-	if (take_ident(pc, &pos, d->end, &s, &n, "the name of the __global__ function to tune") != 0)
+	if (tp_take_ident(pc, &pos, d->end, &s, &n, "the name of the __global__ function to tune") != 0)
 		return;
-	if (expect_end(pc, pos, d->end, "the end of the line after the kernel name") != 0)
+	if (tp_expect_end(pc, pos, d->end, "the end of the line after the kernel name") != 0)
 		return;
 	pc->t->kernel = kt_arena_strndup(pc->a, pc->src + s, n);
-	pc->t->kernel_loc = loc_of(pc, s);
+	pc->t->kernel_loc = tp_loc_of(pc, s);
 	pc->kernel_off = s;
 }
 
@@ -481,7 +407,7 @@ static void d_shape(pctx *pc, const dline *d)
 	size_t pos = d->pos, s, n;
 	int count = 0;
 	for (;;) {
-		if (take_ident(pc, &pos, d->end, &s, &n, count ? "a shape symbol or the end of the line" : "the names of the shape symbols (e.g. rows hidden)") != 0)
+		if (tp_take_ident(pc, &pos, d->end, &s, &n, count ? "a shape symbol or the end of the line" : "the names of the shape symbols (e.g. rows hidden)") != 0)
 			return;
 		const char *name = declare(pc, s, n, "shape symbol", DECL_SLOT);
 		if (name) {
@@ -489,8 +415,8 @@ static void d_shape(pctx *pc, const dline *d)
 			pc->shapes[pc->nshapes++] = name;
 		}
 		count++;
-		take_char(pc, &pos, d->end, ',');
-		if (skip_blanks(pc, pos, d->end) >= d->end)
+		tp_take_char(pc, &pos, d->end, ',');
+		if (tp_skip_blanks(pc, pos, d->end) >= d->end)
 			return;
 	}
 }
@@ -499,45 +425,45 @@ static void d_shape(pctx *pc, const dline *d)
 static int parse_type_list(pctx *pc, size_t *pos, size_t end, size_t s, size_t n, kt_etype *opts, int *nopts, int *def)
 {
 	size_t vs, vn;
-	if (!take_word(pc, pos, end, "in")) {
-		expected(pc, *pos, end, "'in' and the element types the symbol may stand for (e.g. T in half, bfloat16)");
+	if (!tp_take_word(pc, pos, end, "in")) {
+		tp_expected(pc, *pos, end, "'in' and the element types the symbol may stand for (e.g. T in half, bfloat16)");
 		return -1;
 	}
 	do {
-		if (take_ident(pc, pos, end, &vs, &vn, "an element type (half, bfloat16, float, double, int, int64, uint8)") != 0)
+		if (tp_take_ident(pc, pos, end, &vs, &vn, "an element type (half, bfloat16, float, double, int, int64, uint8)") != 0)
 			return -1;
-		int e = find_etype(pc->src + vs, vn);
+		int e = tp_find_etype(pc->src + vs, vn);
 		if (e < 0) {
-			unknown_etype(pc, vs, vn, 0);
+			tp_unknown_etype(pc, vs, vn, 0);
 			return -1;
 		}
 		for (int i = 0; i < *nopts; i++)
 			if (opts[i] == (kt_etype)e) {
-				error_at(pc, vs, "'%.*s' is listed twice (expected distinct element types)", (int)vn, pc->src + vs);
+				tp_error_at(pc, vs, "'%.*s' is listed twice (expected distinct element types)", (int)vn, pc->src + vs);
 				return -1;
 			}
 		opts[(*nopts)++] = (kt_etype)e;
-	} while (take_char(pc, pos, end, ','));
-	if (take_word(pc, pos, end, "default")) {
-		if (take_ident(pc, pos, end, &vs, &vn, "the default element type after 'default'") != 0)
+	} while (tp_take_char(pc, pos, end, ','));
+	if (tp_take_word(pc, pos, end, "default")) {
+		if (tp_take_ident(pc, pos, end, &vs, &vn, "the default element type after 'default'") != 0)
 			return -1;
-		int e = find_etype(pc->src + vs, vn);
+		int e = tp_find_etype(pc->src + vs, vn);
 		for (*def = 0; *def < *nopts && opts[*def] != (kt_etype)e; (*def)++)
 			;
 		if (*def == *nopts) {
 			*def = 0;
-			error_at(pc, vs, "default '%.*s' is not one of the types listed for '%.*s'", (int)vn, pc->src + vs, (int)n,
+			tp_error_at(pc, vs, "default '%.*s' is not one of the types listed for '%.*s'", (int)vn, pc->src + vs, (int)n,
 				 pc->src + s);
 			return -1;
 		}
 	}
-	return expect_end(pc, *pos, end, "',', 'default' or the end of the line");
+	return tp_expect_end(pc, *pos, end, "',', 'default' or the end of the line");
 }
 
 static void d_type(pctx *pc, const dline *d)
 {
 	size_t pos = d->pos, s, n;
-	if (take_ident(pc, &pos, d->end, &s, &n, "the name of the type symbol (e.g. T)") != 0)
+	if (tp_take_ident(pc, &pos, d->end, &s, &n, "the name of the type symbol (e.g. T)") != 0)
 		return;
 	kt_etype opts[KT_NETYPES];
 	int nopts = 0, def = 0;
@@ -554,7 +480,7 @@ static void d_type(pctx *pc, const dline *d)
 	ts->nopts = nopts;
 	ts->opts = memcpy(kt_arena_alloc(pc->a, sizeof opts), opts, sizeof opts);
 	ts->chosen = opts[def];
-	ts->loc = loc_of(pc, s);
+	ts->loc = tp_loc_of(pc, s);
 }
 
 /* The values of a parameter while it is parsed (malloc'd; copied into the arena at the end). */
@@ -568,15 +494,15 @@ typedef struct vlist {
 static int vlist_add(pctx *pc, vlist *l, int64_t v, const char *name, size_t off, int listed)
 {
 	if (l->n == MAX_VALUES) {
-		error_at(pc, off, "too many values (at most %d)", MAX_VALUES);
+		tp_error_at(pc, off, "too many values (at most %d)", MAX_VALUES);
 		return -1;
 	}
 	for (int i = 0; listed && i < l->n; i++)
 		if (name ? !strcmp(l->names[i], name) : l->v[i] == v) {
 			if (name)
-				error_at(pc, off, "'%s' is listed twice (expected distinct values)", name);
+				tp_error_at(pc, off, "'%s' is listed twice (expected distinct values)", name);
 			else
-				error_at(pc, off, "%lld is listed twice (expected distinct values)", (long long)v);
+				tp_error_at(pc, off, "%lld is listed twice (expected distinct values)", (long long)v);
 			return -1;
 		}
 	if (l->n == l->cap) {
@@ -597,30 +523,30 @@ static int parse_range(pctx *pc, size_t *pos, size_t end, int64_t a, size_t aoff
 	if (take_int(pc, pos, end, &b, "the upper bound of the range after '..'") != 0)
 		return -1;
 	if (b < a) {
-		error_at(pc, aoff, "empty range %lld..%lld (expected the lower bound first)", (long long)a, (long long)b);
+		tp_error_at(pc, aoff, "empty range %lld..%lld (expected the lower bound first)", (long long)a, (long long)b);
 		return -1;
 	}
-	if (take_word(pc, pos, end, "pow2")) {
+	if (tp_take_word(pc, pos, end, "pow2")) {
 		for (int64_t p = 1; p > 0 && p <= b; p *= 2)
 			if (p >= a && vlist_add(pc, l, p, NULL, aoff, 0) != 0)
 				return -1;
 		if (l->n == 0) {
-			error_at(pc, aoff, "no power of two lies in %lld..%lld", (long long)a, (long long)b);
+			tp_error_at(pc, aoff, "no power of two lies in %lld..%lld", (long long)a, (long long)b);
 			return -1;
 		}
 		return 0;
 	}
-	if (take_word(pc, pos, end, "step")) {
-		size_t soff = skip_blanks(pc, *pos, end);
+	if (tp_take_word(pc, pos, end, "step")) {
+		size_t soff = tp_skip_blanks(pc, *pos, end);
 		if (take_int(pc, pos, end, &step, "the step of the range after 'step'") != 0)
 			return -1;
 		if (step <= 0) {
-			error_at(pc, soff, "step %lld is not positive (expected a step of 1 or more)", (long long)step);
+			tp_error_at(pc, soff, "step %lld is not positive (expected a step of 1 or more)", (long long)step);
 			return -1;
 		}
 	}
 	if ((uint64_t)(b - a) / (uint64_t)step >= MAX_VALUES) {
-		error_at(pc, aoff, "range %lld..%lld has more than %d values", (long long)a, (long long)b, MAX_VALUES);
+		tp_error_at(pc, aoff, "range %lld..%lld has more than %d values", (long long)a, (long long)b, MAX_VALUES);
 		return -1;
 	}
 	for (int64_t v = a; v <= b; v += step) {
@@ -635,17 +561,17 @@ static int parse_range(pctx *pc, size_t *pos, size_t end, int64_t a, size_t aoff
 /* The values after `in`: integers, a range, or names. */
 static int parse_values(pctx *pc, size_t *pos, size_t end, kt_param *p, vlist *l)
 {
-	size_t first = skip_blanks(pc, *pos, end);
-	size_t fn = ident_len(pc, first, end);
-	if (fn && !word_is(pc, first, fn, "default")) {
+	size_t first = tp_skip_blanks(pc, *pos, end);
+	size_t fn = tp_ident_len(pc, first, end);
+	if (fn && !tp_word_is(pc, first, fn, "default")) {
 		p->type = KT_PCHOICE;
 		size_t s, n;
 		do {
-			if (take_ident(pc, pos, end, &s, &n, "a choice name (the choices are names like twopass, onepass)") != 0)
+			if (tp_take_ident(pc, pos, end, &s, &n, "a choice name (the choices are names like twopass, onepass)") != 0)
 				return -1;
 			if (vlist_add(pc, l, 0, kt_arena_strndup(pc->a, pc->src + s, n), s, 1) != 0)
 				return -1;
-		} while (take_char(pc, pos, end, ','));
+		} while (tp_take_char(pc, pos, end, ','));
 		return 0;
 	}
 	p->type = KT_PINT;
@@ -656,8 +582,8 @@ static int parse_values(pctx *pc, size_t *pos, size_t end, kt_param *p, vlist *l
 		return parse_range(pc, pos, end, v, first, l);
 	if (vlist_add(pc, l, v, NULL, first, 1) != 0)
 		return -1;
-	while (take_char(pc, pos, end, ',')) {
-		size_t off = skip_blanks(pc, *pos, end);
+	while (tp_take_char(pc, pos, end, ',')) {
+		size_t off = tp_skip_blanks(pc, *pos, end);
 		if (take_int(pc, pos, end, &v, "an integer after ','") != 0 || vlist_add(pc, l, v, NULL, off, 1) != 0)
 			return -1;
 	}
@@ -667,7 +593,7 @@ static int parse_values(pctx *pc, size_t *pos, size_t end, kt_param *p, vlist *l
 /* `default V` of a parameter: sets p->def. */
 static int parse_default(pctx *pc, size_t *pos, size_t end, kt_param *p, const vlist *l)
 {
-	size_t off = skip_blanks(pc, *pos, end);
+	size_t off = tp_skip_blanks(pc, *pos, end);
 	if (p->type == KT_PINT) {
 		int64_t v;
 		if (take_int(pc, pos, end, &v, "the default value after 'default'") != 0)
@@ -676,9 +602,9 @@ static int parse_default(pctx *pc, size_t *pos, size_t end, kt_param *p, const v
 			;
 	} else {
 		size_t s, n;
-		if (take_ident(pc, pos, end, &s, &n, p->type == KT_PBOOL ? "true or false after 'default'" : "the default choice after 'default'") != 0)
+		if (tp_take_ident(pc, pos, end, &s, &n, p->type == KT_PBOOL ? "true or false after 'default'" : "the default choice after 'default'") != 0)
 			return -1;
-		for (p->def = 0; p->def < l->n && !word_is(pc, s, n, p->type == KT_PBOOL ? (l->v[p->def] ? "true" : "false") : l->names[p->def]); p->def++)
+		for (p->def = 0; p->def < l->n && !tp_word_is(pc, s, n, p->type == KT_PBOOL ? (l->v[p->def] ? "true" : "false") : l->names[p->def]); p->def++)
 			;
 	}
 	if (p->def < l->n)
@@ -690,7 +616,7 @@ static int parse_default(pctx *pc, size_t *pos, size_t end, kt_param *p, const v
 		else
 			kt_buf_printf(&vals, "%s%s", i ? ", " : "", p->type == KT_PBOOL ? (l->v[i] ? "true" : "false") : l->names[i]);
 	}
-	error_at(pc, off, "the default is not one of the values of '%s' (expected one of: %s%s)", p->name,
+	tp_error_at(pc, off, "the default is not one of the values of '%s' (expected one of: %s%s)", p->name,
 		 kt_buf_str(&vals), l->n > MAX_LISTED ? ", ..." : "");
 	kt_buf_free(&vals);
 	return -1;
@@ -699,29 +625,29 @@ static int parse_default(pctx *pc, size_t *pos, size_t end, kt_param *p, const v
 /* Everything after the name of a parameter: `bool` or `in VALUES`, then `[default V]`. */
 static int parse_param_body(pctx *pc, size_t *pos, size_t end, kt_param *p, vlist *l, size_t name_off)
 {
-	if (take_word(pc, pos, end, "bool")) {
+	if (tp_take_word(pc, pos, end, "bool")) {
 		p->type = KT_PBOOL;
 		vlist_add(pc, l, 0, NULL, name_off, 0);
 		vlist_add(pc, l, 1, NULL, name_off, 0);
-	} else if (!take_word(pc, pos, end, "in")) {
-		expected(pc, *pos, end, "'in' and a list of values, or 'bool', after the parameter name");
+	} else if (!tp_take_word(pc, pos, end, "in")) {
+		tp_expected(pc, *pos, end, "'in' and a list of values, or 'bool', after the parameter name");
 		return -1;
 	} else if (parse_values(pc, pos, end, p, l) != 0) {
 		return -1;
 	}
-	if (take_word(pc, pos, end, "default") && parse_default(pc, pos, end, p, l) != 0)
+	if (tp_take_word(pc, pos, end, "default") && parse_default(pc, pos, end, p, l) != 0)
 		return -1;
-	return expect_end(pc, *pos, end, p->type == KT_PBOOL ? "'default' or the end of the line" : "',', 'default' or the end of the line");
+	return tp_expect_end(pc, *pos, end, p->type == KT_PBOOL ? "'default' or the end of the line" : "',', 'default' or the end of the line");
 }
 
 static void d_param(pctx *pc, const dline *d)
 {
 	size_t pos = d->pos, s, n;
-	if (take_ident(pc, &pos, d->end, &s, &n, "the name of the parameter (e.g. BLOCK)") != 0)
+	if (tp_take_ident(pc, &pos, d->end, &s, &n, "the name of the parameter (e.g. BLOCK)") != 0)
 		return;
 	kt_param p = {0};
 	p.name = kt_arena_strndup(pc->a, pc->src + s, n);
-	p.loc = loc_of(pc, s);
+	p.loc = tp_loc_of(pc, s);
 	vlist l = {0};
 	/* After an error the parameter is still declared, with the values read so far (the
 	 * template fails anyway), so that its uses do not report errors of their own. */
@@ -747,26 +673,26 @@ static void d_param(pctx *pc, const dline *d)
  * choices are read as a choice parameter's are. */
 static int parse_option_body(pctx *pc, size_t *pos, size_t end, kt_param *p, vlist *l)
 {
-	if (!take_word(pc, pos, end, "in")) {
-		expected(pc, *pos, end, "'in' and the choices the caller may make (e.g. LSE in natural, base2)");
+	if (!tp_take_word(pc, pos, end, "in")) {
+		tp_expected(pc, *pos, end, "'in' and the choices the caller may make (e.g. LSE in natural, base2)");
 		return -1;
 	}
-	size_t first = skip_blanks(pc, *pos, end), n = ident_len(pc, first, end);
-	if (n == 0 || word_is(pc, first, n, "default")) {
-		expected(pc, first, end, "a choice name (an option's choices are names like natural, base2)");
+	size_t first = tp_skip_blanks(pc, *pos, end), n = tp_ident_len(pc, first, end);
+	if (n == 0 || tp_word_is(pc, first, n, "default")) {
+		tp_expected(pc, first, end, "a choice name (an option's choices are names like natural, base2)");
 		return -1;
 	}
 	if (parse_values(pc, pos, end, p, l) != 0)
 		return -1;
-	if (take_word(pc, pos, end, "default") && parse_default(pc, pos, end, p, l) != 0)
+	if (tp_take_word(pc, pos, end, "default") && parse_default(pc, pos, end, p, l) != 0)
 		return -1;
-	return expect_end(pc, *pos, end, "',', 'default' or the end of the line");
+	return tp_expect_end(pc, *pos, end, "',', 'default' or the end of the line");
 }
 
 static void d_option(pctx *pc, const dline *d)
 {
 	size_t pos = d->pos, s, n;
-	if (take_ident(pc, &pos, d->end, &s, &n, "the name of the option (e.g. LSE)") != 0)
+	if (tp_take_ident(pc, &pos, d->end, &s, &n, "the name of the option (e.g. LSE)") != 0)
 		return;
 	kt_param p = {.type = KT_PCHOICE};
 	p.name = kt_arena_strndup(pc->a, pc->src + s, n);
@@ -783,7 +709,7 @@ static void d_option(pctx *pc, const dline *d)
 		o->nchoices = l.n;
 		o->choices = l.n ? memcpy(kt_arena_alloc(pc->a, sz), l.names, sz) : NULL;
 		o->chosen = p.def;
-		o->loc = loc_of(pc, s);
+		o->loc = tp_loc_of(pc, s);
 	}
 	free(l.v);
 	free(l.names);
@@ -872,406 +798,6 @@ static void build_scope(pctx *pc)
 	pc->req_scope.constant = scope_target;
 }
 
-/* ---- pass 2: expressions ---- */
-
-/* Parses src[s..e) as an expression; reports errors at their column. */
-static const kt_expr *expr_at(pctx *pc, size_t s, size_t e, const char *what)
-{
-	s = skip_blanks(pc, s, e);
-	while (e > s && is_blank(pc->src[e - 1]))
-		e--;
-	if (s == e) {
-		char b[16];
-		int delim = e < pc->len && pc->src[e] != '\n' && pc->src[e] != '\r'; /* the ',' or ']' that ends it */
-		if (delim)
-			kt_diag_quote(b, sizeof b, pc->src + e, 1);
-		error_at(pc, s, "expected %s but found %s", what, delim ? b : "the end of the line");
-		return NULL;
-	}
-	size_t off;
-	char msg[512];
-	const kt_expr *x = kt_expr_parse(pc->a, pc->src + s, e - s, pc->in_req ? &pc->req_scope : &pc->t->scope, &off, msg, sizeof msg);
-	if (!x)
-		error_at(pc, s + off, "%s", msg);
-	return x;
-}
-
-/* An expression over shape symbols only; names the first parameter that it uses otherwise. */
-static const kt_expr *shape_expr_at(pctx *pc, size_t s, size_t e, const char *what)
-{
-	const kt_expr *x = expr_at(pc, s, e, what);
-	uint64_t shapes = pc->nshapes >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << pc->nshapes) - 1);
-	if (!x || !(kt_expr_deps(x) & ~shapes))
-		return x;
-	for (size_t i = s; i < e; i++) {
-		size_t n = ident_len(pc, i, e);
-		if (n == 0 || (i > s && is_id(pc->src[i - 1])))
-			continue;
-		for (int p = 0; p < pc->nparams; p++)
-			if (word_is(pc, i, n, pc->params[p].name)) {
-				kt_buf sh = {0};
-				for (int k = 0; k < pc->nshapes; k++)
-					kt_buf_printf(&sh, "%s%s", k ? ", " : "", pc->shapes[k]);
-				error_at(pc, i, "'%s' is a tuning parameter, but %s may use only shape symbols (%s)", pc->params[p].name,
-					 what, pc->nshapes ? kt_buf_str(&sh) : "none declared");
-				kt_buf_free(&sh);
-				return NULL;
-			}
-		i += n - 1;
-	}
-	return NULL;
-}
-
-/* 1 to 3 comma-separated expressions (grid, block). */
-static int dims_at(pctx *pc, size_t s, size_t e, const kt_expr **out, const char *what, int shape_only)
-{
-	size_t st[MAX_DIMS + 1], en[MAX_DIMS + 1];
-	int n = split_commas(pc, s, e, st, en, MAX_DIMS + 1);
-	if (n > MAX_DIMS) {
-		error_at(pc, skip_blanks(pc, st[MAX_DIMS], e), "too many dimensions for %s (expected at most 3: x, y, z)", what);
-		return -1;
-	}
-	char w[96];
-	int rc = 0;
-	for (int i = 0; i < n; i++) {
-		snprintf(w, sizeof w, "an expression for dimension %c of %s", "xyz"[i], what);
-		out[i] = shape_only ? shape_expr_at(pc, st[i], en[i], w) : expr_at(pc, st[i], en[i], w);
-		rc |= out[i] ? 0 : -1;
-	}
-	return rc;
-}
-
-static void d_reference(pctx *pc, const dline *d)
-{
-	size_t pos = d->pos, s, n;
-	if (take_ident(pc, &pos, d->end, &s, &n, "the name of the reference __global__ function") != 0)
-		return;
-	size_t g = find_keyword(pc, pos, d->end, "grid"), b = find_keyword(pc, pos, d->end, "block");
-	size_t m = find_keyword(pc, pos, d->end, "smem");
-	if (skip_blanks(pc, pos, d->end) != g) {
-		expected(pc, pos, d->end, "'grid' and the reference kernel's launch (grid E block E [smem E])");
-		return;
-	}
-	if (b == d->end || b < g) {
-		expected(pc, d->end, d->end, "'block' and the reference kernel's block size");
-		return;
-	}
-	if (m < b) {
-		error_at(pc, m, "expected 'smem' after 'block' (the order is grid, block, smem)");
-		return;
-	}
-	pc->t->reference = kt_arena_strndup(pc->a, pc->src + s, n);
-	pc->reference_off = s;
-	dims_at(pc, g + 4, b, pc->t->ref_grid, "the reference's grid", 1);
-	dims_at(pc, b + 5, m, pc->t->ref_block, "the reference's block", 1);
-	if (m < d->end)
-		pc->t->ref_smem = shape_expr_at(pc, m + 4, d->end, "the reference's shared memory");
-}
-
-static void d_require(pctx *pc, const dline *d)
-{
-	if (pc->nreq == MAX_REQS) {
-		error_at(pc, d->name_off, "too many constraints (at most %d)", MAX_REQS);
-		return;
-	}
-	pc->in_req = 1;
-	const kt_expr *x = expr_at(pc, d->pos, d->end, "a constraint after 'require' (e.g. hidden % VEC == 0)");
-	pc->in_req = 0;
-	if (!x)
-		return;
-	size_t s = skip_blanks(pc, d->pos, d->end);
-	pc->req[pc->nreq] = x;
-	pc->req_text[pc->nreq] = kt_arena_strndup(pc->a, pc->src + s, d->end - s);
-	pc->req_loc[pc->nreq++] = loc_of(pc, s);
-}
-
-static const struct {
-	const char *name;
-	kt_role role;
-} roles[] = {{"in", KT_IN}, {"inout", KT_INOUT}, {"out", KT_OUT}};
-
-static const struct {
-	const char *name;
-	kt_fillkind kind;
-	int nargs;
-} fills[] = {{"const", KT_FILL_CONST, 1}, {"int", KT_FILL_INT, 2}, {"normal", KT_FILL_NORMAL, 2}, {"uniform", KT_FILL_UNIFORM, 2}};
-#define NFILLS ((int)(sizeof fills / sizeof fills[0]))
-
-/* fill KIND(a[, b]) */
-static int parse_fill(pctx *pc, size_t *pos, size_t end, kt_fill *f)
-{
-	size_t s, n;
-	if (take_ident(pc, pos, end, &s, &n, "a fill after 'fill' (uniform(a,b), normal(mean,std), int(a,b) or const(v))") != 0)
-		return -1;
-	int k;
-	for (k = 0; k < NFILLS && !word_is(pc, s, n, fills[k].name); k++)
-		;
-	if (k == NFILLS) {
-		error_at(pc, s, "unknown fill '%.*s' (expected uniform(a,b), normal(mean,std), int(a,b) or const(v))", (int)n, pc->src + s);
-		return -1;
-	}
-	if (!take_char(pc, pos, end, '(')) {
-		expected(pc, *pos, end, "'(' after the fill name");
-		return -1;
-	}
-	double v[2] = {0, 0};
-	for (int i = 0; i < fills[k].nargs; i++) {
-		if (i && !take_char(pc, pos, end, ',')) {
-			expected(pc, *pos, end, "',' and the second number of the fill");
-			return -1;
-		}
-		if (take_number(pc, pos, end, &v[i], "a number") != 0)
-			return -1;
-	}
-	if (!take_char(pc, pos, end, ')')) {
-		char w[64];
-		snprintf(w, sizeof w, "')' after %d number%s of %s()", fills[k].nargs, fills[k].nargs > 1 ? "s" : "", fills[k].name);
-		expected(pc, *pos, end, w);
-		return -1;
-	}
-	f->kind = fills[k].kind;
-	f->a = v[0];
-	f->b = v[1];
-	if ((f->kind == KT_FILL_UNIFORM || f->kind == KT_FILL_INT) && f->b < f->a) {
-		error_at(pc, s, "%s(%g, %g) is empty (expected the lower bound first)", fills[k].name, f->a, f->b);
-		return -1;
-	}
-	if (f->kind == KT_FILL_NORMAL && f->b < 0) {
-		error_at(pc, s, "normal(%g, %g) has a negative standard deviation", f->a, f->b);
-		return -1;
-	}
-	return 0;
-}
-
-/* Pointer argument: TYPE[EXTENT] in|out|inout [fill ...] [neginf F], from the '['. */
-static int parse_pointer_arg(pctx *pc, size_t pos, size_t end, kt_arg *a)
-{
-	size_t open = pos, close = pos + 1;
-	int depth = 1;
-	for (; close < end && depth; close++)
-		depth += pc->src[close] == '[' ? 1 : pc->src[close] == ']' ? -1 : 0;
-	if (depth) {
-		error_at(pc, open, "expected ']' to close the extent that starts here");
-		return -1;
-	}
-	a->extent = shape_expr_at(pc, open + 1, close - 1, "the extent of an argument");
-	if (!a->extent)
-		return -1;
-	pos = close;
-	size_t s, n;
-	if (take_ident(pc, &pos, end, &s, &n, "the role of the argument after its extent (in, out or inout)") != 0)
-		return -1;
-	int r;
-	for (r = 0; r < 3 && !word_is(pc, s, n, roles[r].name); r++)
-		;
-	if (r == 3) {
-		error_at(pc, s, "unknown role '%.*s' (expected in, out or inout)", (int)n, pc->src + s);
-		return -1;
-	}
-	a->role = roles[r].role;
-	a->fill = (kt_fill){KT_FILL_UNIFORM, -1.0, 1.0, 0.0};
-	size_t fill_off = skip_blanks(pc, pos, end);
-	if (take_word(pc, &pos, end, "fill")) {
-		if (a->role == KT_OUT) {
-			error_at(pc, fill_off, "an 'out' argument is not filled (expected 'fill' only for in and inout arguments)");
-			return -1;
-		}
-		if (parse_fill(pc, &pos, end, &a->fill) != 0)
-			return -1;
-	}
-	size_t ni = skip_blanks(pc, pos, end);
-	if (take_word(pc, &pos, end, "neginf")) {
-		int paren = take_char(pc, &pos, end, '(');
-		if (take_number(pc, &pos, end, &a->fill.neginf, "the fraction of -inf elements after 'neginf' (0 to 1)") != 0)
-			return -1;
-		if (paren && !take_char(pc, &pos, end, ')')) {
-			expected(pc, pos, end, "')' after the fraction of neginf(F)");
-			return -1;
-		}
-		if (!(a->fill.neginf >= 0 && a->fill.neginf <= 1)) {
-			error_at(pc, ni, "neginf %g is not a fraction (expected a number from 0 to 1)", a->fill.neginf);
-			return -1;
-		}
-	}
-	return expect_end(pc, pos, end, "'fill', 'neginf' or the end of the line");
-}
-
-/* What the name of a parameter, type symbol or option is ("parameter", ...) and the line that
- * declares it (these names become macros); NULL when no such name is declared. */
-static const char *macro_owner(const pctx *pc, const char *name, int *line)
-{
-	for (int i = 0; i < pc->nparams; i++)
-		if (!strcmp(pc->params[i].name, name))
-			return *line = pc->params[i].loc.line, "parameter";
-	for (int i = 0; i < pc->ntypes; i++)
-		if (!strcmp(pc->types[i].name, name))
-			return *line = pc->types[i].loc.line, "type symbol";
-	for (int i = 0; i < pc->noptions; i++)
-		if (!strcmp(pc->options[i].name, name))
-			return *line = pc->options[i].loc.line, "option";
-	return NULL;
-}
-
-static void d_arg(pctx *pc, const dline *d)
-{
-	size_t pos = d->pos, s, n, ts, tn;
-	if (take_ident(pc, &pos, d->end, &s, &n, "the name of the argument") != 0)
-		return;
-	if (take_ident(pc, &pos, d->end, &ts, &tn, "the type of the argument (an element type or a type symbol)") != 0)
-		return;
-	kt_arg a = {0};
-	a.name = kt_arena_strndup(pc->a, pc->src + s, n);
-	a.loc = loc_of(pc, s);
-	a.typesym = -1;
-	a.shape_slot = -1;
-	int e = find_etype(pc->src + ts, tn);
-	for (int i = 0; e < 0 && i < pc->ntypes; i++)
-		if (word_is(pc, ts, tn, pc->types[i].name)) {
-			a.typesym = i;
-			e = (int)pc->types[i].chosen;
-		}
-	if (e < 0) {
-		unknown_etype(pc, ts, tn, 1);
-		return;
-	}
-	a.type = (kt_etype)e;
-	for (int i = 0; i < pc->nargs; i++)
-		if (!strcmp(pc->args[i].name, a.name)) {
-			error_at(pc, s, "argument '%s' is already declared (first declared at line %d)", a.name, pc->args[i].loc.line);
-			return;
-		}
-	int at;
-	const char *owner = macro_owner(pc, a.name, &at);
-	if (owner) {
-		error_at(pc, s, "argument '%s' has the name of the %s declared at line %d (it becomes a macro; expected another name)",
-			 a.name, owner, at);
-		return;
-	}
-	if (pc->nargs == MAX_ARGS) {
-		error_at(pc, s, "too many arguments (at most %d)", MAX_ARGS);
-		return;
-	}
-	pos = skip_blanks(pc, pos, d->end);
-	if (pos < d->end && pc->src[pos] == '[') {
-		if (parse_pointer_arg(pc, pos, d->end, &a) != 0)
-			return;
-	} else if (pos < d->end && pc->src[pos] == '=') {
-		a.role = KT_SCALAR;
-		a.value = shape_expr_at(pc, pos + 1, d->end, "the value of a scalar argument");
-		if (!a.value)
-			return;
-		int slot = kt_expr_slot(a.value);
-		a.shape_slot = slot >= 0 && slot < pc->nshapes ? slot : -1;
-	} else {
-		expected(pc, pos, d->end, "'[' (a pointer: TYPE[EXTENT] in|out|inout) or '=' (a scalar: TYPE = VALUE) after the type");
-		return;
-	}
-	pc->args[pc->nargs++] = a;
-}
-
-static void d_grid(pctx *pc, const dline *d) { dims_at(pc, d->pos, d->end, pc->t->grid, "the grid", 0); }
-static void d_block(pctx *pc, const dline *d) { dims_at(pc, d->pos, d->end, pc->t->block, "the block", 0); }
-
-static void d_smem(pctx *pc, const dline *d)
-{
-	pc->t->smem = expr_at(pc, d->pos, d->end, "the dynamic shared memory in bytes after 'smem'");
-}
-
-static void d_bytes(pctx *pc, const dline *d)
-{
-	pc->t->bytes = expr_at(pc, d->pos, d->end, "the minimal number of bytes moved after 'bytes'");
-}
-
-const char *const kt_flops_units[KT_NFLOPS_UNITS] = {[KT_FLOPS_FMA] = "fma", [KT_FLOPS_TENSOR] = "tensor"};
-
-/* True when name[0..n) is declared (a shape symbol, parameter or type symbol) or reserved. */
-static int is_declared(const pctx *pc, size_t off, size_t n)
-{
-	for (int i = 0; i < pc->nnames; i++)
-		if (word_is(pc, off, n, pc->names[i].name))
-			return 1;
-	for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
-		if (word_is(pc, off, n, reserved[i]))
-			return 1;
-	return 0;
-}
-
-/* `flops [fma|tensor] EXPR`: a first word that is a unit word is the unit.  Another undeclared
- * word followed by blanks and an operand stands where a unit goes (no expression puts two
- * operands side by side), so it is reported as an unknown unit. */
-static void d_flops(pctx *pc, const dline *d)
-{
-	size_t pos = skip_blanks(pc, d->pos, d->end), n = ident_len(pc, pos, d->end);
-	size_t next = skip_blanks(pc, pos + n, d->end);
-	for (int u = 0; n && u < KT_NFLOPS_UNITS; u++)
-		if (word_is(pc, pos, n, kt_flops_units[u])) {
-			char what[96];
-			snprintf(what, sizeof what, "the number of floating-point operations after 'flops %s'", kt_flops_units[u]);
-			pc->t->flops_unit = (kt_flops_unit)u;
-			pc->t->flops = expr_at(pc, pos + n, d->end, what);
-			return;
-		}
-	if (n && next > pos + n && next < d->end && (is_id(pc->src[next]) || pc->src[next] == '.') &&
-	    !is_declared(pc, pos, n)) {
-		char b[80];
-		const char *s = suggest(pc->src + pos, n, kt_flops_units, KT_NFLOPS_UNITS, b, sizeof b);
-		error_at(pc, pos, "unknown arithmetic '%.*s' after 'flops'%s", (int)n, pc->src + pos,
-			 *s ? s : " (expected fma or tensor before the expression)");
-		return;
-	}
-	pc->t->flops = expr_at(pc, d->pos, d->end, "the number of floating-point operations after 'flops'");
-}
-
-static void d_tolerance(pctx *pc, const dline *d)
-{
-	size_t pos = d->pos;
-	double atol, rtol;
-	size_t off = skip_blanks(pc, pos, d->end);
-	if (take_number(pc, &pos, d->end, &atol, "the absolute tolerance (e.g. 1e-2)") != 0)
-		return;
-	rtol = atol;
-	size_t roff = skip_blanks(pc, pos, d->end);
-	if (roff < d->end && take_number(pc, &pos, d->end, &rtol, "the relative tolerance or the end of the line") != 0)
-		return;
-	if (expect_end(pc, pos, d->end, "the end of the line after the tolerances (ATOL [RTOL])") != 0)
-		return;
-	if (!(atol >= 0) || !(rtol >= 0)) {
-		error_at(pc, atol >= 0 ? roff : off, "a tolerance must not be negative");
-		return;
-	}
-	pc->t->atol = atol;
-	pc->t->rtol = rtol;
-}
-
-/* `l2 cold|warm`, `launch stream|graph`: how the tuner times the variants (measure.h). */
-static void d_measure(pctx *pc, const dline *d, kt_measure_setting s)
-{
-	const kt_measure_info *in = &kt_measure_infos[s];
-	size_t pos = skip_blanks(pc, d->pos, d->end), n = ident_len(pc, pos, d->end);
-	int v = n ? kt_measure_value(s, pc->src + pos, n) : -1;
-	kt_buf want = {0}, after = {0};
-	kt_measure_values(s, &want);
-	if (v < 0 && n) {
-		char b[80];
-		const char *hint = suggest(pc->src + pos, n, in->values, in->nvalues, b, sizeof b);
-		kt_buf_printf(&after, " (expected %s)", want.data);
-		error_at(pc, pos, "unknown %s '%.*s' after '%s'%s", in->what, (int)n, pc->src + pos, in->name,
-			 *hint ? hint : after.data);
-	} else if (v < 0) {
-		kt_buf_printf(&after, "%s after '%s'", want.data, in->name);
-		expected(pc, pos, d->end, after.data);
-	} else {
-		kt_buf_printf(&after, "the end of the line after '%s %s'", in->name, in->values[v]);
-		if (expect_end(pc, pos + n, d->end, after.data) == 0)
-			pc->t->measure.v[s] = v;
-	}
-	kt_buf_free(&want);
-	kt_buf_free(&after);
-}
-
-static void d_l2(pctx *pc, const dline *d) { d_measure(pc, d, KT_MEASURE_L2); }
-static void d_launch(pctx *pc, const dline *d) { d_measure(pc, d, KT_MEASURE_LAUNCH); }
-
 /* ---- the source: directive lines ---- */
 
 static int find_dir(const char *s, size_t n)
@@ -1288,31 +814,31 @@ static void unknown_directive(pctx *pc, size_t off, size_t n)
 	for (int i = 0; i < NDIRS; i++)
 		names[i] = dirs[i].name;
 	char b[64];
-	const char *s = suggest(pc->src + off, n, names, NDIRS, b, sizeof b);
+	const char *s = tp_suggest(pc->src + off, n, names, NDIRS, b, sizeof b);
 	if (*s) {
-		error_at(pc, off, "unknown directive '%.*s'%s", (int)n, pc->src + off, s);
+		tp_error_at(pc, off, "unknown directive '%.*s'%s", (int)n, pc->src + off, s);
 		return;
 	}
 	kt_buf all = {0};
 	for (int i = 0; i < NDIRS; i++)
 		kt_buf_printf(&all, "%s%s", i ? ", " : "", dirs[i].name);
-	error_at(pc, off, "unknown directive '%.*s' (expected one of: %s)", (int)n, pc->src + off, all.data);
+	tp_error_at(pc, off, "unknown directive '%.*s' (expected one of: %s)", (int)n, pc->src + off, all.data);
 	kt_buf_free(&all);
 }
 
 /* Records the directive on the line src[bol..eol), if it is one. */
 static void scan_line(pctx *pc, size_t bol, size_t eol)
 {
-	size_t p = skip_blanks(pc, bol, eol);
+	size_t p = tp_skip_blanks(pc, bol, eol);
 	if (p + 2 > eol || pc->src[p] != '/' || pc->src[p + 1] != '/')
 		return;
-	p = skip_blanks(pc, p + 2, eol);
-	if (p + 3 > eol || memcmp(pc->src + p, "@kt", 3) != 0 || (p + 3 < eol && !is_blank(pc->src[p + 3])))
+	p = tp_skip_blanks(pc, p + 2, eol);
+	if (p + 3 > eol || memcmp(pc->src + p, "@kt", 3) != 0 || (p + 3 < eol && !tp_is_blank(pc->src[p + 3])))
 		return;
-	p = skip_blanks(pc, p + 3, eol);
-	size_t n = ident_len(pc, p, eol);
+	p = tp_skip_blanks(pc, p + 3, eol);
+	size_t n = tp_ident_len(pc, p, eol);
 	if (n == 0) {
-		expected(pc, p, eol, "a directive name after '@kt' (e.g. kernel, param, arg)");
+		tp_expected(pc, p, eol, "a directive name after '@kt' (e.g. kernel, param, arg)");
 		return;
 	}
 	int d = find_dir(pc->src + p, n);
@@ -1321,11 +847,11 @@ static void scan_line(pctx *pc, size_t bol, size_t eol)
 		return;
 	}
 	if (dirs[d].single && pc->seen[d]) {
-		error_at(pc, p, "a second '%s' directive (the first is at line %d; expected one)", dirs[d].name,
+		tp_error_at(pc, p, "a second '%s' directive (the first is at line %d; expected one)", dirs[d].name,
 			 line_of(pc, pc->lines[pc->seen[d] - 1].name_off));
 		return;
 	}
-	while (eol > p + n && is_blank(pc->src[eol - 1]))
+	while (eol > p + n && tp_is_blank(pc->src[eol - 1]))
 		eol--;
 	if (pc->nlines == pc->caplines) {
 		pc->caplines = pc->caplines ? 2 * pc->caplines : 32;
@@ -1376,9 +902,9 @@ static void check_required(pctx *pc)
 	};
 	for (size_t i = 0; i < sizeof req / sizeof req[0]; i++)
 		if (!pc->seen[find_dir(req[i].dir, strlen(req[i].dir))])
-			error_at(pc, 0, "no '%s' directive (expected a line %s)", req[i].dir, req[i].why);
+			tp_error_at(pc, 0, "no '%s' directive (expected a line %s)", req[i].dir, req[i].why);
 	if (!pc->seen[find_dir("arg", 3)])
-		error_at(pc, 0, "no 'arg' directive (expected one line '// @kt arg ...' for each kernel argument)");
+		tp_error_at(pc, 0, "no 'arg' directive (expected one line '// @kt arg ...' for each kernel argument)");
 }
 
 /* Every shape symbol must reach the kernel as a scalar argument, or the launcher cannot know it. */
@@ -1391,7 +917,7 @@ static void check_shapes_passed(pctx *pc)
 		for (int i = 0; i < pc->nargs; i++)
 			passed |= pc->args[i].shape_slot == s;
 		if (!passed)
-			error_at(pc, pc->shape_off[s],
+			tp_error_at(pc, pc->shape_off[s],
 				 "shape symbol '%s' is not passed to the kernel (expected a scalar argument like 'arg %s int = %s')",
 				 pc->shapes[s], pc->shapes[s], pc->shapes[s]);
 	}
@@ -1401,10 +927,10 @@ static void check_globals(pctx *pc)
 {
 	kt_tmpl *t = pc->t;
 	if (t->kernel && !kt_cusrc_has_global(pc->src, pc->len, t->kernel))
-		error_at(pc, pc->kernel_off, "kernel '%s' is not defined in this file (expected a __global__ function of that name)",
+		tp_error_at(pc, pc->kernel_off, "kernel '%s' is not defined in this file (expected a __global__ function of that name)",
 			 t->kernel);
 	if (t->reference && !kt_cusrc_has_global(pc->src, pc->len, t->reference))
-		error_at(pc, pc->reference_off,
+		tp_error_at(pc, pc->reference_off,
 			 "reference kernel '%s' is not defined in this file (expected a __global__ function of that name)",
 			 t->reference);
 }
@@ -1413,11 +939,11 @@ static void check_globals(pctx *pc)
 static void choose_type(pctx *pc, int k, const char *o, const char *v)
 {
 	kt_typesym *ts = &pc->types[k];
-	int e = find_etype(v, strlen(v)), ok = 0;
+	int e = tp_find_etype(v, strlen(v)), ok = 0;
 	for (int j = 0; j < ts->nopts; j++)
 		ok |= e >= 0 && ts->opts[j] == (kt_etype)e;
 	if (!ok) {
-		error_at(pc, pc->type_off[k], "type choice '%s': '%s' is not one of the types listed for '%s'", o, v, ts->name);
+		tp_error_at(pc, pc->type_off[k], "type choice '%s': '%s' is not one of the types listed for '%s'", o, v, ts->name);
 		return;
 	}
 	ts->chosen = (kt_etype)e;
@@ -1433,15 +959,15 @@ static void choose_option(pctx *pc, int k, const char *o, const char *v)
 			return;
 		}
 	char b[80];
-	const char *near = suggest(v, strlen(v), op->choices, op->nchoices, b, sizeof b);
+	const char *near = tp_suggest(v, strlen(v), op->choices, op->nchoices, b, sizeof b);
 	kt_buf all = {0};
 	for (int j = 0; j < op->nchoices; j++)
 		kt_buf_printf(&all, "%s%s", j ? ", " : "", op->choices[j]);
 	if (*near)
-		error_at(pc, pc->option_off[k], "option choice '%s': '%s' is not one of the choices listed for '%s'%s", o, v,
+		tp_error_at(pc, pc->option_off[k], "option choice '%s': '%s' is not one of the choices listed for '%s'%s", o, v,
 			 op->name, near);
 	else
-		error_at(pc, pc->option_off[k], "option choice '%s': '%s' is not one of the choices listed for '%s' (expected one of: %s)",
+		tp_error_at(pc, pc->option_off[k], "option choice '%s': '%s' is not one of the choices listed for '%s' (expected one of: %s)",
 			 o, v, op->name, kt_buf_str(&all));
 	kt_buf_free(&all);
 }
@@ -1470,7 +996,7 @@ static void apply_choices(pctx *pc)
 				kt_buf_printf(&names, "%s%s", j ? ", " : "", pc->types[j].name);
 			for (int j = 0; j < pc->noptions; j++)
 				kt_buf_printf(&names, "%s%s", pc->ntypes + j ? ", " : "", pc->options[j].name);
-			error_at(pc, 0, "choice '%s' names no type symbol or option of this template (expected NAME=VALUE with NAME one of: %s)",
+			tp_error_at(pc, 0, "choice '%s' names no type symbol or option of this template (expected NAME=VALUE with NAME one of: %s)",
 				 o, names.len ? names.data : "none declared");
 			kt_buf_free(&names);
 		}
@@ -1506,7 +1032,7 @@ static void run_pass(pctx *pc, int pass)
 		int before = pc->nerrors;
 		if (d->pass == pass)
 			d->fn(pc, &pc->lines[i]);
-		if (d->fn == d_arg)
+		if (d->fn == tp_d_arg)
 			pc->arg_errors += pc->nerrors - before;
 	}
 }

@@ -396,8 +396,7 @@ static char *toolkit_include(const char *nvcc)
 	return opt;
 }
 
-/* --verify: nvcc compiles the unit too, beside NVRTC (started before it, waited for after); its
- * cubin stays, and the last line says whether NVRTC's agrees. */
+/* Starts nvcc with its arguments, its output ours.  0, or -1 when it could not start. */
 static int start_nvcc(char **nvcc_argv, kt_proc *p)
 {
 	kt_err e = {0};
@@ -409,6 +408,7 @@ static int start_nvcc(char **nvcc_argv, kt_proc *p)
 	return -1;
 }
 
+/* Waits for nvcc: its exit status, 2 when it did not exit. */
 static int wait_nvcc(kt_proc *p)
 {
 	int status = 0;
@@ -423,6 +423,9 @@ static int run_nvcc(char **nvcc_argv)
 	return start_nvcc(nvcc_argv, &p) ? KT_EXIT_INTERNAL : wait_nvcc(&p);
 }
 
+/* --verify: nvcc compiled the unit too, beside NVRTC (started before it, waited for after), with
+ * exit status rc; its cubin at out stays, and the last line says whether NVRTC's (compiled,
+ * cubin, log) agrees.  Returns rc. */
 static int verdict(int rc, const char *out, int compiled, const kt_buf *cubin, const kt_buf *log)
 {
 	kt_buf theirs = {0};

@@ -266,6 +266,15 @@ static int nvcc_release(const char *identity, int *major, int *minor)
 static const char *const lib_dirs[] = {"../lib64", "../lib", "../targets/x86_64-linux/lib", "../targets/sbsa-linux/lib",
 				       "../lib/x86_64-linux-gnu", "../lib/aarch64-linux-gnu"};
 
+/* The nvcc program (a path, or a name searched in PATH) with its links resolved, in its
+ * toolkit's bin (owned by the caller); NULL when there is no such program. */
+static char *nvcc_real(const char *nvcc)
+{
+	char *prog = kt_find_program(nvcc), *real = prog ? realpath(prog, NULL) : NULL;
+	free(prog);
+	return real;
+}
+
 /* 1 when nvcc's toolkit directory (bindir/..) holds an NVRTC library. */
 static int has_library(const char *bindir)
 {
@@ -321,19 +330,17 @@ char *kt_nvrtc_library(const char *nvcc, const char *const *fl, int nfl, const c
 		*why = "a flag has no NVRTC equivalent";
 		return NULL;
 	}
-	char *prog = kt_find_program(nvcc ? nvcc : "nvcc"), *real = prog ? realpath(prog, NULL) : NULL;
-	char *bindir = real ? kt_path_dir(real) : NULL, *lib = NULL;
+	char *prog = nvcc_real(nvcc ? nvcc : "nvcc"), *bindir = prog ? kt_path_dir(prog) : NULL, *lib = NULL;
 	kt_buf id = {0};
 	int major, minor;
 	*why = !bindir ? "nvcc is not found" : "its toolkit has no NVRTC";
-	if (bindir && has_library(bindir) && kt_key_compiler(real, NULL, 0, &id, NULL) == 0) {
+	if (bindir && has_library(bindir) && kt_key_compiler(prog, NULL, 0, &id, NULL) == 0) {
 		*why = "nvcc names no release";
 		if (nvcc_release(kt_buf_str(&id), &major, &minor) == 0)
 			lib = find_library(bindir, major, minor, why);
 	}
 	kt_buf_free(&id);
 	free(bindir);
-	free(real);
 	free(prog);
 	return lib;
 }
@@ -381,18 +388,14 @@ static int compile_unit(const nvrtc *r, const char *in, const char **opts, int n
 /* The include directory of the toolkit nvcc belongs to (nvcc adds it to every compile). */
 static char *toolkit_include(const char *nvcc)
 {
-	char *prog = kt_find_program(nvcc), *real = prog ? realpath(prog, NULL) : NULL;
-	char *bindir = real ? kt_path_dir(real) : NULL, *inc = bindir ? kt_path_join(bindir, "../include") : NULL;
-	char *opt = NULL;
-	if (inc) {
+	char *real = nvcc_real(nvcc), *bindir = real ? kt_path_dir(real) : NULL, *opt = NULL;
+	free(real);
+	if (bindir) {
 		kt_buf b = {0};
-		kt_buf_printf(&b, "-I%s", inc);
+		kt_buf_printf(&b, "-I%s/../include", bindir);
 		opt = kt_buf_detach(&b);
 	}
-	free(prog);
-	free(real);
 	free(bindir);
-	free(inc);
 	return opt;
 }
 

@@ -14,13 +14,8 @@
 set -u
 case_=$1 kt=$2 src=$3 work=$4
 MAX_PCT=102
-gpu=$("$kt" tune --list-gpus)
-case $gpu in
-"no GPU"*) echo "skipped: $gpu"; exit 77 ;;
-esac
-echo "$gpu"
-rm -rf "$work" && mkdir -p "$work" || exit 1
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/common.sh"
+gpu_start "$kt" "$work"
 
 # tune NAME TEMPLATE SHAPE ARGS...: kt tune of bf16 TEMPLATE at SHAPE into $work/NAME.txt, shown.
 tune() {

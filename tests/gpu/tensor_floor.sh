@@ -5,13 +5,8 @@
 # Exits 77 (ctest's SKIP_RETURN_CODE) with the reason when kt finds no GPU.
 set -u
 kt=$1 src=$2 work=$3
-gpu=$("$kt" tune --list-gpus)
-case $gpu in
-"no GPU"*) echo "skipped: $gpu"; exit 77 ;;
-esac
-echo "$gpu"
-rm -rf "$work" && mkdir -p "$work" || exit 1
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/common.sh"
+gpu_start "$kt" "$work"
 
 "$kt" tune "$src/templates/gemm.cu.tmpl" --type T=half --shape M=4096,N=4096,K=4096 --budget 6 --seed 3 \
 	--cache-dir "$work/cache" >"$work/out.txt" 2>&1

@@ -3,13 +3,8 @@
 # Exits 77 (ctest's SKIP_RETURN_CODE) with the reason when kt finds no GPU.
 set -u
 case_=$1 kt=$2 src=$3 work=$4
-gpu=$("$kt" tune --list-gpus)
-case $gpu in
-"no GPU"*) echo "skipped: $gpu"; exit 77 ;;
-esac
-echo "$gpu"
-rm -rf "$work" && mkdir -p "$work" || exit 1
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/common.sh"
+gpu_start "$kt" "$work"
 
 case $case_ in
 planted)

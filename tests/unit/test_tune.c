@@ -42,6 +42,23 @@ static kt_tune_opts fake_opts(const char *workdir)
 	return o;
 }
 
+/* Writes a template's text src[0..len) to dir/name and parses it: NULL (a failed check, the
+ * diagnostics on stderr) when it does not parse. */
+static kt_tmpl *write_template(const char *dir, const char *name, const char *src, size_t len)
+{
+	char path[600];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	kt_buf diags = {0};
+	kt_err err = {0};
+	CHECK_INT(kt_write_atomic(path, src, len, &err), 0);
+	kt_tmpl *t = kt_tmpl_parse(path, NULL, &diags, &err);
+	CHECK(t != NULL);
+	if (!t)
+		fprintf(stderr, "%s\n%s\n", kt_buf_str(&diags), err.msg);
+	kt_buf_free(&diags);
+	return t;
+}
+
 static int tune(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, kt_tune_result *r, kt_err *err)
 {
 	kt_problem p = {.tmpl = t, .shape = shape, .target = NULL, .tc = &fake_tc};
@@ -505,18 +522,10 @@ static const char ties_src[] =
  * in space order, in two random orders and best-first; the record's tie set is the eight. */
 static void test_ties(const char *dir)
 {
-	char path[600];
-	snprintf(path, sizeof path, "%s/ties2.cu.tmpl", dir);
-	kt_buf diags = {0};
 	kt_err err = {0};
-	CHECK_INT(kt_write_atomic(path, ties_src, sizeof ties_src - 1, &err), 0);
-	kt_tmpl *t = kt_tmpl_parse(path, NULL, &diags, &err);
-	CHECK(t != NULL);
-	if (!t) {
-		fprintf(stderr, "%s\n%s\n", kt_buf_str(&diags), err.msg);
-		kt_buf_free(&diags);
+	kt_tmpl *t = write_template(dir, "ties2.cu.tmpl", ties_src, sizeof ties_src - 1);
+	if (!t)
 		return;
-	}
 	static const struct {
 		const char *strategy;
 		uint64_t seed;
@@ -542,7 +551,6 @@ static void test_ties(const char *dir)
 		kt_tune_result_free(&r);
 	}
 	kt_tmpl_free(t);
-	kt_buf_free(&diags);
 }
 
 /* A template with a reference kernel whose default is infeasible at the shape (U=3 does not
@@ -577,19 +585,12 @@ static const char refonce_src[] =
 
 static void test_reference_once(const char *dir)
 {
-	char path[600], work[600];
-	snprintf(path, sizeof path, "%s/refonce.cu.tmpl", dir);
-	snprintf(work, sizeof work, "%s/refonce-work", dir);
-	kt_buf diags = {0};
+	char work[600];
 	kt_err err = {0};
-	CHECK_INT(kt_write_atomic(path, refonce_src, sizeof refonce_src - 1, &err), 0);
-	kt_tmpl *t = kt_tmpl_parse(path, NULL, &diags, &err);
-	CHECK(t != NULL);
-	if (!t) {
-		fprintf(stderr, "%s\n%s\n", kt_buf_str(&diags), err.msg);
-		kt_buf_free(&diags);
+	kt_tmpl *t = write_template(dir, "refonce.cu.tmpl", refonce_src, sizeof refonce_src - 1);
+	snprintf(work, sizeof work, "%s/refonce-work", dir);
+	if (!t)
 		return;
-	}
 	kt_tune_opts o = fake_opts(work);
 	o.strategy = "exhaustive";
 	int64_t shape[1] = {4096};
@@ -619,7 +620,6 @@ static void test_reference_once(const char *dir)
 	CHECK_INT(with_ref, 1);
 	kt_tune_result_free(&r);
 	kt_tmpl_free(t);
-	kt_buf_free(&diags);
 }
 
 /* tune.c's first batch for 8 compile jobs and a batch of 128 (a quarter: 32) over a space of
@@ -687,18 +687,10 @@ static void test_first_batch(const char *dir)
  * pipeline drains: at most two compile batches).  Without it the task spends its budget. */
 static void test_give_up(const char *dir)
 {
-	char path[600];
-	snprintf(path, sizeof path, "%s/nobuild.cu.tmpl", dir);
-	kt_buf diags = {0};
 	kt_err err = {0};
-	CHECK_INT(kt_write_atomic(path, nobuild_src, sizeof nobuild_src - 1, &err), 0);
-	kt_tmpl *t = kt_tmpl_parse(path, NULL, &diags, &err);
-	CHECK(t != NULL);
-	if (!t) {
-		fprintf(stderr, "%s\n%s\n", kt_buf_str(&diags), err.msg);
-		kt_buf_free(&diags);
+	kt_tmpl *t = write_template(dir, "nobuild.cu.tmpl", nobuild_src, sizeof nobuild_src - 1);
+	if (!t)
 		return;
-	}
 	int64_t shape[1] = {4096};
 	enum { BUDGET = 28, BATCH = 4, GIVE_UP = 8 };
 	static const char *const strategies[] = {"exhaustive", "bestfirst"};
@@ -733,7 +725,6 @@ static void test_give_up(const char *dir)
 	CHECK_STR(task.out.stop, "the budget is spent");
 	kt_tune_result_free(&task.out);
 	kt_tmpl_free(t);
-	kt_buf_free(&diags);
 }
 
 /* The default patience: 16, or 3 per parameter where that is more (softmax has nine). */

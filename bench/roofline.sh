@@ -46,7 +46,7 @@ if [ ! -x "$build/generator/kt" ]; then
 		{ echo "roofline.sh: building kt failed; see $out/build.log" >&2; exit 2; }
 fi
 kt="$build/generator/kt"
-nvcc -O2 -arch=sm_90 -o "$build/cublas_gemm" "$root/bench/cublas_gemm.cu" -lcublas >>"$out/build.log" 2>&1 ||
+nvcc -O2 -arch=sm_90 -o "$build/cublas_gemm" "$root/bench/cublas_gemm.cu" -lcublasLt -lcublas >>"$out/build.log" 2>&1 ||
 	{ echo "roofline.sh: building cublas_gemm failed; see $out/build.log" >&2; exit 2; }
 nvcc -O2 -arch=sm_90 -o "$build/copy_floor" "$root/bench/copy_floor.cu" >>"$out/build.log" 2>&1 ||
 	{ echo "roofline.sh: building copy_floor failed; see $out/build.log" >&2; exit 2; }
@@ -68,14 +68,14 @@ grep -v '^#' "$root/templates/shapes.txt" | grep -n . | awk -v re="$only" '{ l =
 	sort -k1,1gr | cut -d' ' -f2- | tr ':' ' ' | while read -r line name type shape arch; do
 	s=$seconds
 	case $name in # the largest spaces, and gemm whose variants compile slowly
-	gemm | softmax | transpose) s=$((seconds * 3)) ;;
+	gemm | gemm_sm90 | softmax | transpose) s=$((seconds * 3)) ;;
 	esac
 	"$kt" tune "$root/templates/$name.cu.tmpl" --type "$type" --shape "$shape" --budget "$budget" \
 		--seconds "$s" ${arch:+--arch "$arch"} --top 1000 --quiet --cache-dir "$build/kt-cache" >"$log" 2>&1
 	cat "$log" >>"$out/tune.log"
 	cublas_us=""
 	floor_override=""
-	if [ "$name" = gemm ]; then
+	if [ "$name" = gemm ] || [ "$name" = gemm_sm90 ]; then
 		IFS=, read -r m n k <<<"$(echo "$shape" | sed 's/[MNK]=//g')"
 		cublas_us=$("$build/cublas_gemm" $([ "$type" = T=bfloat16 ] && echo --type bfloat16) "$m" "$n" "$k" | awk '{print $5}')
 		[ -n "$mat_tflops" ] &&
@@ -85,7 +85,7 @@ grep -v '^#' "$root/templates/shapes.txt" | grep -n . | awk -v re="$only" '{ l =
 	copy_us=""
 	floor_us=$(awk '/^  floor:/ { print $2 }' "$log")
 	bw=$(sed -n 's/^  floor:.*(copy \([0-9.]*\) GB\/s.*/\1/p' "$log")
-	if [ "$name" != gemm ] && [ -n "$floor_us" ] && [ -n "$bw" ] && awk -v f="$floor_us" 'BEGIN { exit !(f >= 20) }'; then
+	if [ -z "$cublas_us" ] && [ -n "$floor_us" ] && [ -n "$bw" ] && awk -v f="$floor_us" 'BEGIN { exit !(f >= 20) }'; then
 		case $name in silu_and_mul | gelu_and_mul | merge_attn_states) reads=2 ;; *) reads=1 ;; esac
 		copy_us=$("$build/copy_floor" --bw "$bw" --best "$(awk -v f="$floor_us" -v b="$bw" 'BEGIN { printf "%.3f", f * b / 1e3 }'):$reads" 2>>"$out/build.log")
 	fi

@@ -25,7 +25,7 @@ export KT_CACHE_DIR=$work/user
 
 # template type shape: the library's list, then the example project's (half) shapes
 {
-	grep -E '^[a-z_]+ ' "$root/templates/shapes.txt"
+	grep -E '^[a-z_][a-z0-9_]* ' "$root/templates/shapes.txt"
 	printf '%s\n' "rmsnorm T=half rows=4096,hidden=4096" "rmsnorm T=half rows=16,hidden=4096" \
 		"silu_and_mul T=half tokens=4096,d=11008" "silu_and_mul T=half tokens=16,d=11008"
 } | awk '{ k = $1 " " $2 " " ($4 == "" ? "90" : $4); if (!(k in s)) { order[n++] = k; s[k] = "" } s[k] = s[k] " --shape " $3 }

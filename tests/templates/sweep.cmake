@@ -1,7 +1,8 @@
 # A full-space correctness sweep: kt tune evaluates every feasible configuration of TEMPLATE at
-# SHAPE (exhaustive), each checked against the template's naive reference on fresh inputs.
+# SHAPE (exhaustive), each checked against the template's naive reference on fresh inputs; or,
+# given CONFIGS (P=V,... entries separated by '|'), those configurations only.
 # Fails when any configuration compiled but then disagreed, faulted or hung; skipped without a GPU.
-# -DKT=kt -DTEMPLATE=file -DSHAPE=spec -DWORK=dir [-DTYPE=T=x] [-DARCH=90a]
+# -DKT=kt -DTEMPLATE=file -DSHAPE=spec -DWORK=dir [-DTYPE=T=x] [-DARCH=90a] [-DCONFIGS=a|b]
 set(type_args "")
 if(DEFINED TYPE)
   set(type_args --type ${TYPE})
@@ -9,10 +10,18 @@ endif()
 if(ARCH)
   list(APPEND type_args --arch ${ARCH})
 endif()
+set(what --strategy exhaustive)
+if(CONFIGS)
+  string(REPLACE "|" ";" configs "${CONFIGS}")
+  set(what "")
+  foreach(c IN LISTS configs)
+    list(APPEND what --config ${c})
+  endforeach()
+endif()
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 execute_process(
-  COMMAND ${KT} tune ${TEMPLATE} ${type_args} --shape ${SHAPE} --strategy exhaustive --quiet --top 3
+  COMMAND ${KT} tune ${TEMPLATE} ${type_args} --shape ${SHAPE} ${what} --quiet --top 3
           --workdir ${WORK} --timeout 20
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}${err}")
@@ -32,3 +41,9 @@ foreach(bad check-failed faulted timed-out compile-failed)
     message(FATAL_ERROR "some configurations are wrong (${status}); see above and ${WORK}")
   endif()
 endforeach()
+if(CONFIGS)
+  list(LENGTH configs want)
+  if(NOT status MATCHES " ok ${want}(;|$| )")
+    message(FATAL_ERROR "expected all ${want} configurations to pass: ${status}")
+  endif()
+endif()

@@ -1,0 +1,46 @@
+# gemm_sm90's constraints, without a GPU: each illegal combination is rejected, and legal
+# neighbours of it are not.  -DKT=kt -DTEMPLATE=file
+function(run out)
+  execute_process(COMMAND ${KT} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
+  set(${out} "${rc}\n${o}${e}" PARENT_SCOPE)
+endfunction()
+function(expect text regex why)
+  if(NOT text MATCHES "${regex}")
+    message(FATAL_ERROR "${why}: expected /${regex}/ in:\n${text}")
+  endif()
+endfunction()
+function(reject text regex why)
+  if(text MATCHES "${regex}")
+    message(FATAL_ERROR "${why}: /${regex}/ should not appear in:\n${text}")
+  endif()
+endfunction()
+
+# wgmma, setmaxnreg and the tensor-map instructions exist only on the sm_90a target
+run(o check ${TEMPLATE} --arch 90 --shape M=4096,N=4096,K=4096)
+expect("${o}" "^1\n.*no configuration satisfies the constraints" "sm_90 without a")
+# the copy engine's strides are multiples of 16 bytes: N and K multiples of 8
+run(o check ${TEMPLATE} --arch 90a --shape M=16,N=4100,K=4096)
+expect("${o}" "^1\n.*no configuration satisfies" "N % 8")
+run(o check ${TEMPLATE} --arch 90a --shape M=16,N=4096,K=4100)
+expect("${o}" "^1\n.*no configuration satisfies" "K % 8")
+run(o check ${TEMPLATE} --arch 90a --shape M=17,N=4104,K=1000)
+expect("${o}" "^0\n.*default .* is feasible" "odd M, N and K that the copy engine can stride")
+
+# K = 200 is 4 slices of 64: at most 2 blocks per cluster, each with 2 slices or more
+run(s space ${TEMPLATE} --arch 90a --shape M=16,N=4096,K=200)
+set(r "\n(BM|[0-9]+) +([0-9]+) +([0-9]+) +([0-9]+) +([0-9]+) +([0-9]+)")
+expect("${s}" "\n64 +64 +1 +2 +2 +1" "split in 2 at K = 200")
+reject("${s}" "\n[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[48] +" "split in 4 or 8 at K = 200")
+# one consumer warpgroup holds at most 128 rows, and 128 x 256 accumulators are too many
+reject("${s}" "\n256 +[0-9]+ +1 +" "256 rows for one consumer")
+reject("${s}" "\n128 +256 +1 +" "128 x 256 accumulators in one consumer")
+expect("${s}" "\n128 +128 +1 +" "128 x 128 in one consumer")
+expect("${s}" "\n256 +128 +2 +" "256 rows for two consumers")
+# the stages fit in shared memory: 256 x 256 tiles do not, whatever the stages
+reject("${s}" "\n256 +256 +" "256 x 256 stages")
+reject("${s}" "\n128 +256 +2 +[5-8] +" "five 128 x 256 stages")
+expect("${s}" "\n128 +256 +2 +4 +" "four 128 x 256 stages")
+# split-K's partial tile (floats) fits in the stages: 128 x 256 needs three of them
+reject("${s}" "\n128 +256 +2 +2 +2 +" "a 128 x 256 float tile in two stages")
+expect("${s}" "\n128 +256 +2 +3 +2 +" "a 128 x 256 float tile in three stages")
+message("gemm_sm90's constraints hold")

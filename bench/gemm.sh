@@ -36,7 +36,7 @@ for type in half bfloat16; do
 		{ echo "gemm.sh: kt generate failed; see $out/generate-$type.log" >&2; exit 2; }
 	echo "$type: tuned $(echo "$shapes" | wc -w | awk '{print $1 / 2}') shapes in $(($(date +%s) - start)) s" >&2
 	"$kt" cache promote --cache-dir "$cache" --to "$out/records" >/dev/null
-	bw=$(grep -ho '"bw_gbs": *[0-9.]*' "$cache"/v1/*/*.json | head -1 | sed 's/.*: *//')
+	bw=$(find "$cache" -name '*.json' -exec grep -ho '"bw_gbs":[[:space:]]*[0-9.]*' {} + | head -1 | sed 's/.*:[[:space:]]*//')
 	"$kt" cache ls --cache-dir "$cache" --tsv | awk -F'\t' '$3 == "gemm_sm90" { print $4, $6, $7 }' | while read -r shape us cfg; do
 		IFS=, read -r m n k <<<"$(echo "$shape" | sed 's/[MNK]=//g')"
 		read -r cub via <<<"$("$out/cublas_gemm" --type "$type" "$m" "$n" "$k" | awk '{ print $5, $8 }')"

@@ -60,8 +60,20 @@ static int by_time(const void *a, const void *b)
 	return (x->median_us > y->median_us) - (x->median_us < y->median_us);
 }
 
-static void print_result(const kt_tmpl *t, const char *shape, const kt_measure *m, const kt_tune_result *r,
-			 long long top)
+/* The memory term of r's floor at the configuration cfg: bytes over the measured bandwidth; 0
+ * when unknown. */
+static double bytes_floor_us(const kt_tmpl *t, const int64_t *shape, const uint16_t *cfg, const kt_tune_result *r)
+{
+	kt_val env[KT_MAX_SLOTS];
+	kt_launch l;
+	kt_tmpl_env(t, shape, cfg, env);
+	if (r->bw_gbs <= 0 || kt_tmpl_launch(t, env, &l, NULL) != 0)
+		return 0;
+	return l.bytes / (r->bw_gbs * 1e3);
+}
+
+static void print_result(const kt_tmpl *t, const char *shape, const int64_t *vals, const kt_measure *m,
+			 const kt_tune_result *r, long long top)
 {
 	size_t counts[KT_NSTATUS] = {0}, *ok = kt_xcalloc(r->nevals + 1, sizeof *ok), nok = 0;
 	char p[32];
@@ -121,9 +133,16 @@ static void print_result(const kt_tmpl *t, const char *shape, const kt_measure *
 		printf("  chosen: %s, %.2f us (%s of floor)\n", kt_buf_str(&cfg), best, pct(r->floor_us, best, p, sizeof p));
 		kt_buf_free(&cfg);
 	}
-	if (best > 0 && best < r->floor_us && m->v[KT_MEASURE_L2] == KT_L2_COLD) /* the worker's rotation should prevent it */
-		printf("  note: under the DRAM floor with a cold L2: part of the data came from the L2, or the copy bandwidth "
-		       "of the floor is low\n");
+	if (best > 0 && best < r->floor_us) {
+		const double tb = bytes_floor_us(t, vals, r->evals[r->best].cfg, r);
+		if (best < tb && m->v[KT_MEASURE_L2] == KT_L2_COLD) /* the worker's rotation should prevent it */
+			printf("  note: under the DRAM floor with a cold L2: part of the data came from the L2, or the copy "
+			       "bandwidth of the floor is low\n");
+		else if (best >= tb) /* the arithmetic term binds, and the kernel outran its probe */
+			printf("  note: faster than the measured %s ceiling (%.0f GFLOP/s, from kt's probe kernel): the floor's "
+			       "arithmetic term is low for this kernel's instructions\n",
+			       kt_flops_units[t->flops_unit], r->flops_rate);
+	}
 	if (r->reference_us > 0)
 		printf("  reference: %.2f us (%s of floor)%s", r->reference_us, pct(r->floor_us, r->reference_us, p, sizeof p),
 		       best > 0 ? "" : "\n");
@@ -248,7 +267,7 @@ static int tune_all(const kt_tmpl *t, const tune_args *a, const kt_toolchain *tc
 			*err = tasks[i].err;
 			rc = -1;
 		} else {
-			print_result(t, kt_buf_str(&shape), m, &tasks[i].out, a->top);
+			print_result(t, kt_buf_str(&shape), tasks[i].p.shape, m, &tasks[i].out, a->top);
 			rp[i] = &tasks[i].out;
 		}
 		if (rc == 0 && a->record)

@@ -43,4 +43,17 @@ expect("${s}" "\n128 +256 +2 +4 +" "four 128 x 256 stages")
 # split-K's partial tile (floats) fits in the stages: 128 x 256 needs three of them
 reject("${s}" "\n128 +256 +2 +2 +2 +" "a 128 x 256 float tile in two stages")
 expect("${s}" "\n128 +256 +2 +3 +2 +" "a 128 x 256 float tile in three stages")
-message("gemm_sm90's constraints hold")
+
+# kt check --config names the constraint that rejects a configuration
+function(reason cfg shape regex)
+  run(o check ${TEMPLATE} --arch 90a --shape ${shape} --config ${cfg})
+  expect("${o}" "^1\n.*the given configuration violates '${regex}" "${cfg} at ${shape}")
+endfunction()
+reason(BM=256,BN=128,CONS=1,STAGES=4,SPLITK=1,GROUP=8 M=16,N=4096,K=200 "BM % \\(64 \\* CONS\\) == 0 && BM / CONS <= 128")
+reason(BM=128,BN=256,CONS=2,STAGES=5,SPLITK=1,GROUP=8 M=16,N=4096,K=200 "STAGES \\* \\(BM \\+ BN\\) \\* 128 \\+ 1024 <= 231424")
+reason(BM=128,BN=256,CONS=2,STAGES=2,SPLITK=2,GROUP=8 M=16,N=4096,K=200 "SPLITK == 1 \\|\\| BM \\* \\(BN \\+ 4\\) \\* 4")
+reason(BM=64,BN=64,CONS=1,STAGES=2,SPLITK=4,GROUP=8 M=16,N=4096,K=200 "SPLITK \\* 2 <= cdiv\\(K, 64\\)")
+reason(BM=64,BN=64,CONS=1,STAGES=2,SPLITK=1,GROUP=8 M=16,N=4100,K=200 "N % 8 == 0 && K % 8 == 0")
+run(o check ${TEMPLATE} --arch 90 --shape M=16,N=4096,K=4096 --config BM=64,BN=64,CONS=1,STAGES=2,SPLITK=1,GROUP=8)
+expect("${o}" "^1\n.*the given configuration violates 'sm == 90 && sm_a'" "sm_90 without a")
+message("gemm_sm90's constraints hold, each with its reason")

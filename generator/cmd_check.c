@@ -40,9 +40,7 @@ static int check_shape(const kt_tmpl *t, const char *spec, const uint16_t *cfg, 
 	printf("shape %s: %lld feasible configuration%s; %s (%s) %s\n", kt_buf_str(&sh), n, n == 1 ? "" : "s", what,
 	       kt_buf_str(&cf), r < 0 ? "is feasible" : "violates a constraint");
 	int rc = 0;
-	if (n == 0 && !cfg) /* a given configuration's reason is what was asked, even with no other left */
-		rc = kt_fail(err, "shape %s: no configuration satisfies the constraints", kt_buf_str(&sh));
-	else if (r >= 0)
+	if (r >= 0 && (cfg || n > 0)) /* a given configuration's reason is what was asked, even with none left */
 		rc = kt_fail(err, "%s:%d:%d: the %s configuration violates '%s' at shape %s", t->path, t->req_loc[r].line,
 			     t->req_loc[r].col, cfg ? "given" : "default", t->req_text[r], kt_buf_str(&sh));
 	else if (n == 0)

@@ -122,13 +122,15 @@ kt_pool *kt_pool_new(const kt_worker_opts *o, const int *gpus, int ngpus, kt_err
 
 int kt_pool_setup(kt_pool *p, const char *cmd, const char **reply, kt_err *err)
 {
-	p->setup = kt_xrealloc(p->setup, (p->nsetup + 1) * sizeof *p->setup);
-	p->setup[p->nsetup++] = kt_xstrdup(cmd);
+	return kt_pool_setup_replay(p, cmd, NULL, reply, err);
+}
+
+int kt_pool_setup_replay(kt_pool *p, const char *cmd, const char *replay, const char **reply, kt_err *err)
+{
 	for (int i = 0; i < p->n; i++) {
-		if (!p->w[i].alive) {
-			if (start_worker(p, &p->w[i], err)) /* replays the new command too */
-				return -1;
-		} else if (call(p, &p->w[i], cmd, start_timeout(p), err)) {
+		if (!p->w[i].alive && start_worker(p, &p->w[i], err)) /* replays the commands before this one */
+			return -1;
+		if (call(p, &p->w[i], cmd, start_timeout(p), err)) {
 			stop_worker(&p->w[i]);
 			return -1;
 		}
@@ -138,6 +140,8 @@ int kt_pool_setup(kt_pool *p, const char *cmd, const char **reply, kt_err *err)
 			p->setup_reply = kt_xstrdup(l[2] == '\t' ? l + 3 : "");
 		}
 	}
+	p->setup = kt_xrealloc(p->setup, (p->nsetup + 1) * sizeof *p->setup);
+	p->setup[p->nsetup++] = kt_xstrdup(replay ? replay : cmd);
 	if (reply)
 		*reply = p->setup_reply;
 	return 0;

@@ -18,6 +18,7 @@
 static const double DEFAULT_NEAR_FLOOR = 0.03;
 static const int64_t BW_BYTES = 1LL << 30;     /* the copy measured for the bandwidth ceiling */
 static const double MEASURE_TIMEOUT_S = 120;   /* watchdog of setup, the ceilings and the final re-timing */
+enum { REF_RACE_US = 1000 }; /* a reference slower than this is timed by its estimate alone (its time is only reported) */
 enum { DEFAULT_RETIME_TOP = 5, MIN_BATCH = 8, MAX_BATCH = 256, MIN_ASK = 4 };
 /* The final choice: its rivals are timed again in RETIME_BLOCKS blocks of interleaved rounds, each
  * block about RETIME_BLOCK_US of GPU time (decide.h), counting RETIME_LAUNCH_US for each launch's

@@ -543,8 +543,16 @@ static int cmd_check(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 }
 
 /* `ref ID CUBIN KERNEL CONFIG|-`: runs the reference, keeps its outputs, times it. */
+/* `ref ID CUBIN KERNEL CONFIG [RACE_US|untimed]`: runs the reference and checks that it writes
+ * every output; then times it, to the estimate only when slower than RACE_US (its time is for
+ * the report), or not at all ("untimed": a replay on a restarted worker, or a reference whose
+ * time nobody reads; the reply's times are then 0). */
 static int cmd_ref(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 {
+	if (nf != 4 && nf != 5)
+		return kt_fail_internal(err, "ref: ID CUBIN KERNEL CONFIG [RACE_US|untimed]"), WK_ERROR;
+	const int timed = nf == 4 || strcmp(f[4], "untimed");
+	const double race_us = nf == 5 && timed ? atof(f[4]) : 0;
 	wk_prob *p = w->p;
 	for (int i = 0; i < 3; i++) {
 		free(p->ref[i]);
@@ -564,8 +572,8 @@ static int cmd_ref(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 		rc = cmp;
 	}
 	kt_buf_free(&msg);
-	if (rc == WK_OK)
-		rc = wk_time_kernel(w, &k, 0, &med, &spread, &raced, err);
+	if (rc == WK_OK && timed)
+		rc = wk_time_kernel(w, &k, race_us, &med, &spread, &raced, err);
 	unload_kernel(w, &k);
 	if (rc == WK_OK) {
 		p->have_ref = 1;
@@ -743,7 +751,7 @@ static const wk_cmd wk_cmds[] = {
 	{"eval", -1, 1, cmd_eval},
 	{"problem", -1, 0, cmd_problem},
 	{"rate", -1, 0, cmd_rate},
-	{"ref", 4, 1, cmd_ref},
+	{"ref", -1, 1, cmd_ref},
 	{"retime", -1, 1, cmd_retime},
 };
 

@@ -15,10 +15,13 @@
  *                                 made again (inputs, the reference's outputs) when it is used next
  *   check CUBIN                   load the helper kernels (kt_fill_<etype>, kt_check_<etype>,
  *                                 kt_fma, kt_mma); needed before any problem is used
- *   ref ID CUBIN KERNEL CONFIG|-  run problem ID's reference once (- : the template's reference
- *                                 launch, else KERNEL at CONFIG), keep its outputs, time it
- *                                 (every time is per launch: of launches on the stream, or of
- *                                 replays of a CUDA graph of launches with measure.launch=graph)
+ *   ref ID CUBIN KERNEL CONFIG|- [RACE_US|untimed]   run problem ID's reference once (- : the
+ *                                 template's reference launch, else KERNEL at CONFIG), keep its
+ *                                 outputs, time it (every time is per launch: of launches on the
+ *                                 stream, or of replays of a CUDA graph of launches with
+ *                                 measure.launch=graph); with RACE_US, one slower than that is
+ *                                 timed by its estimate alone, as eval; untimed: not at all (the
+ *                                 reply's times are 0), as a restarted worker replays it
  *   eval ID CUBIN KERNEL CONFIG [RACE_US]   poison outputs, reset inout buffers, run, compare
  *                                 every output element with the reference, then time; with
  *                                 RACE_US, a variant whose fastest of three estimate launches is
@@ -76,6 +79,9 @@ kt_pool *kt_pool_new(const kt_worker_opts *o, const int *gpus, int ngpus, kt_err
 /* Runs a setup command on every worker, now and whenever one is restarted.  Its reply must be ok;
  * the reply of the first worker is returned in *reply (owned by the pool; may be NULL). */
 int kt_pool_setup(kt_pool *p, const char *cmd, const char **reply, kt_err *err);
+/* The same, with another command for restarted workers (replay; NULL: cmd itself): one that
+ * sets up the same state without measuring again what was measured (`ref ... untimed`). */
+int kt_pool_setup_replay(kt_pool *p, const char *cmd, const char *replay, const char **reply, kt_err *err);
 /* Runs jobs (shared among the workers).  -1 only when no worker can be (re)started. */
 int kt_pool_run(kt_pool *p, kt_job *jobs, size_t n, kt_err *err);
 /* Workers restarted so far (after faults and timeouts). */

@@ -619,6 +619,87 @@ static void test_sweep(void)
 	free(alive);
 }
 
+/* Launches of kernel `name` in the fake GPU's log. */
+static int launches(const char *log, const char *name)
+{
+	kt_buf lines = {0};
+	kt_err err = {0};
+	int n = 0;
+	char want[80];
+	snprintf(want, sizeof want, "launch %s ", name);
+	if (kt_read_file(log, &lines, &err) == 0)
+		for (const char *l = kt_buf_str(&lines); (l = strstr(l, want)); l++)
+			n++;
+	kt_buf_free(&lines);
+	return n;
+}
+
+/* The reference is timed for the report only: fully when it is quick, by its estimate (a run,
+ * three warm-ups, three samples) when it is slower than the race limit, not at all when untimed;
+ * and a restarted worker replays it untimed: one launch, not the timing again. */
+static void test_ref_timing(void)
+{
+	kt_err err = {0};
+	char log[600];
+	snprintf(log, sizeof log, "%s/ref.log", dir);
+	unlink(log);
+	setenv("KT_FAKE_LOG", log, 1); /* for the restarted worker too */
+	char *chk = check_module(), *refk = kt_path_join(dir, "ref.cubin"), *crash = module("crash2.cubin", "fault", 40);
+	char *good = module("good2.cubin", "ok", 40);
+	const char *text = "// fake-time-us: 40\n__global__ void other(float *out, const float *x, int n) {}\n";
+	kt_write_atomic(refk, text, strlen(text), &err);
+	kt_pool *p = pool_with(chk, "P", "n=1000", &err);
+	CHECK(p != NULL);
+	if (p) {
+		kt_buf cmd = {0};
+		const char *reply = NULL;
+		kt_buf_printf(&cmd, "ref\tP\t%s\tother\t%s", refk, cfg);
+		CHECK_INT(kt_pool_setup(p, kt_buf_str(&cmd), &reply, &err), 0); /* timed in full */
+		CHECK(reply && fabs(atof(reply) - 40) < 1e-3);
+		const int full = launches(log, "other");
+		CHECK(full >= 1 + 3 + 3 + 10);
+		kt_buf_printf(&cmd, "\t10"); /* slower than 10 us: the estimate */
+		CHECK_INT(kt_pool_setup(p, kt_buf_str(&cmd), &reply, &err), 0);
+		CHECK(reply && fabs(atof(reply) - 40) < 1e-3);
+		CHECK_INT(launches(log, "other") - full, 1 + 3 + 3);
+		kt_buf_reset(&cmd);
+		kt_buf_printf(&cmd, "ref\tP\t%s\tother\t%s\tuntimed", refk, cfg);
+		CHECK_INT(kt_pool_setup_replay(p, kt_buf_str(&cmd), NULL, &reply, &err), 0);
+		CHECK(reply && atof(reply) == 0);
+		const int before = launches(log, "other");
+		CHECK_INT(before - full, 1 + 3 + 3 + 1);
+		/* timed now, untimed when replayed; then a fault restarts the worker, which replays the
+		 * setup, each command as it was given for restarts */
+		kt_buf_reset(&cmd);
+		kt_buf_printf(&cmd, "ref\tP\t%s\tother\t%s", refk, cfg);
+		kt_buf replay = {0};
+		kt_buf_printf(&replay, "%s\tuntimed", kt_buf_str(&cmd));
+		CHECK_INT(kt_pool_setup_replay(p, kt_buf_str(&cmd), kt_buf_str(&replay), &reply, &err), 0);
+		CHECK(reply && fabs(atof(reply) - 40) < 1e-3);
+		const int timed = launches(log, "other");
+		kt_job j[2] = {job("eval", crash, cfg), job("eval", good, cfg)};
+		CHECK_INT(kt_pool_run(p, j, 2, &err), 0);
+		CHECK_INT(j[0].status, KT_FAULTED);
+		CHECK_INT(j[1].status, KT_OK);
+		CHECK_INT(kt_pool_restarts(p), 1);
+		/* the replay, as each reference was set up: the first two as they were (timed in full,
+		 * then by the estimate), the last two untimed */
+		CHECK_INT(launches(log, "other") - timed, full + (1 + 3 + 3) + 1 + 1);
+		for (int i = 0; i < 2; i++) {
+			free(j[i].cmd);
+			kt_job_clear(&j[i]);
+		}
+		kt_buf_free(&replay);
+		kt_buf_free(&cmd);
+		kt_pool_free(p);
+	}
+	unsetenv("KT_FAKE_LOG");
+	free(chk);
+	free(refk);
+	free(crash);
+	free(good);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
@@ -630,6 +711,7 @@ int main(void)
 	test_bad_reference();
 	test_measure_modes();
 	test_retime_sets();
+	test_ref_timing();
 	test_fake_graph();
 	test_problems();
 	test_orphan();

@@ -28,7 +28,6 @@ expect("${o}" "^0\n.*default .* is feasible" "odd M, N and K that the copy engin
 
 # K = 200 is 4 slices of 64: at most 2 blocks per cluster, each with 2 slices or more
 run(s space ${TEMPLATE} --arch 90a --shape M=16,N=4096,K=200)
-set(r "\n(BM|[0-9]+) +([0-9]+) +([0-9]+) +([0-9]+) +([0-9]+) +([0-9]+)")
 expect("${s}" "\n64 +64 +1 +2 +2 +1" "split in 2 at K = 200")
 reject("${s}" "\n[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[48] +" "split in 4 or 8 at K = 200")
 # one consumer warpgroup holds at most 128 rows, and 128 x 256 accumulators are too many

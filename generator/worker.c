@@ -542,7 +542,7 @@ static int cmd_check(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 	return WK_OK;
 }
 
-/* `ref ID CUBIN KERNEL CONFIG [RACE_US|untimed]`: runs the reference and checks that it writes
+/* `ref ID CUBIN KERNEL CONFIG|- [RACE_US|untimed]`: runs the reference and checks that it writes
  * every output; then times it, to the estimate only when slower than RACE_US (its time is for
  * the report), or not at all ("untimed": a replay on a restarted worker, or a reference whose
  * time nobody reads; the reply's times are then 0). */

@@ -420,7 +420,8 @@ int kt_agent_check_template(const kt_refactor_req *req, const char *text, int *n
 	*ncompiled = *nverified = 0;
 	if (kt_agent_check_includes(text, req->tmpl_path, log))
 		return 1;
-	kt_tmpl *t = kt_tmpl_parse_text(req->tmpl_path, text, strlen(text), NULL, &diags, &perr);
+	kt_tmpl_opts to = {.sms = req->gpu ? req->gpu->id.sms : 0};
+	kt_tmpl *t = kt_tmpl_parse_text(req->tmpl_path, text, strlen(text), &to, &diags, &perr);
 	if (!t) {
 		kt_buf_puts(log, diags.len ? kt_buf_str(&diags) : perr.msg);
 		if (log->len && log->data[log->len - 1] != '\n')

@@ -439,7 +439,8 @@ int kt_agent_check_proposal(const kt_tmpl *t, const int64_t *shapes, int nshapes
 		return 0;
 	kt_buf diags = {0};
 	kt_err e = {0};
-	kt_tmpl *n = kt_tmpl_parse_text(t->path, src, strlen(src), NULL, &diags, &e);
+	kt_tmpl_opts to = {.sms = t->sms};
+	kt_tmpl *n = kt_tmpl_parse_text(t->path, src, strlen(src), &to, &diags, &e);
 	if (!n) {
 		reject(p, "the template with this change does not parse:\n%s", diags.len ? kt_buf_str(&diags) : e.msg);
 		kt_buf_free(&diags);

@@ -396,16 +396,20 @@ int kt_cmd_tune(int argc, char **argv)
 	if (rc == 0)
 		rc = parse_seconds(a.timeout, "--timeout", &o.timeout_s, &err);
 	char devarch[8] = "";
+	int devsms = 0;
 	if (rc == 0)
 		rc = kt_arch_check(a.arch, &err);
-	if (rc == 0 && !a.arch) { /* the constraints see the target: the GPU's, as tuning compiles for it */
+	if (rc == 0) { /* the constraints see the target: the GPU's, as tuning compiles for it; the grid its sms */
 		kt_gpu_info gi;
 		kt_err e = {0};
-		if (kt_tune_gpu_info(a.backend, a.gpu < 0 ? 0 : (int)a.gpu, &gi, &e) == 0)
+		if (kt_tune_gpu_info(a.backend, a.gpu < 0 ? 0 : (int)a.gpu, &gi, &e) == 0) {
 			kt_gpu_arch(&gi.id, devarch, sizeof devarch);
+			devsms = gi.id.sms;
+		}
 	}
 	if (rc == 0) {
-		kt_tmpl_opts to = {.types = a.types.v, .ntypes = a.types.n, .arch = a.arch ? a.arch : devarch[0] ? devarch : NULL};
+		kt_tmpl_opts to = {.types = a.types.v, .ntypes = a.types.n, .arch = a.arch ? a.arch : devarch[0] ? devarch : NULL,
+				   .sms = devsms};
 		t = kt_tmpl_parse(pos[0], &to, &diags, &err);
 		rc = t ? 0 : -1;
 	}

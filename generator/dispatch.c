@@ -13,7 +13,7 @@
 
 /* ---- the template's expressions in C ------------------------------------------------------- */
 
-/* slot_c for the dispatcher: shape symbols read kt_s[i], parameters kt_p[j]. */
+/* slot_c for the dispatcher: shape symbols read kt_s[i], parameters kt_p[j], sms kt_sms. */
 static char **dispatch_slots(const kt_tmpl *t)
 {
 	char **c = kt_xcalloc(KT_MAX_SLOTS, sizeof *c);
@@ -31,6 +31,8 @@ static char **dispatch_slots(const kt_tmpl *t)
 		free(c[t->params[j].slot]);
 		c[t->params[j].slot] = kt_buf_detach(&b);
 	}
+	free(c[kt_tmpl_sms_slot(t)]);
+	c[kt_tmpl_sms_slot(t)] = kt_xstrdup("((int64_t)kt_sms)");
 	return c;
 }
 
@@ -89,9 +91,10 @@ static void put_geometry_fn(const kt_dispatch *d, char **slots, kt_buf *out)
 {
 	static const char *const axis[3] = {"x", "y", "z"};
 	const kt_tmpl *t = d->t;
-	kt_buf_puts(out, "/* The launch geometry of configuration kt_p at shape kt_s. */\n"
-			 "static void kt_geometry(const int64_t *kt_s, const int64_t *kt_p, dim3 *kt_grid, dim3 *kt_block, size_t *kt_smem)\n{\n"
-			 "\t(void)kt_s;\n\t(void)kt_p;\n");
+	kt_buf_puts(out, "/* The launch geometry of configuration kt_p at shape kt_s on a GPU of kt_sms multiprocessors. */\n"
+			 "static void kt_geometry(const int64_t *kt_s, const int64_t *kt_p, int kt_sms, dim3 *kt_grid, dim3 *kt_block,\n"
+			 "\t\t\tsize_t *kt_smem)\n{\n"
+			 "\t(void)kt_s;\n\t(void)kt_p;\n\t(void)kt_sms;\n");
 	for (int k = 0; k < 3; k++) {
 		char lhs[32];
 		snprintf(lhs, sizeof lhs, "kt_grid->%s", axis[k]);
@@ -274,7 +277,8 @@ static const char pick_table[] =
 	"\treturn kt_best ? kt_best : &kt_generic;\n"
 	"}\n\n"
 	"#define KT_MAX_DEVICES 64\n"
-	"static std::atomic<const struct kt_table *> kt_device_tables[KT_MAX_DEVICES];\n\n"
+	"static std::atomic<const struct kt_table *> kt_device_tables[KT_MAX_DEVICES];\n"
+	"static std::atomic<int> kt_device_sms[KT_MAX_DEVICES]; /* the sms of the launch geometry: at least 1 */\n\n"
 	"/* The table of device kt_dev: found at its first use, then remembered. */\n"
 	"static const struct kt_table *kt_device_table(int kt_dev)\n"
 	"{\n"
@@ -303,19 +307,25 @@ static const char pick_table[] =
 	"\t\tfprintf(stderr, \"kt: %s on device %d (%s, compute capability %d.%d, %d SMs, %.0f GB/s): %s, %s\\n\",\n"
 	"\t\t\tKT_LAUNCHER, kt_dev, kt_p.name, kt_p.major, kt_p.minor, kt_p.multiProcessorCount, kt_gbs, kt_how,\n"
 	"\t\t\tkt_t->gpu ? kt_t->gpu : \"the template defaults\");\n"
-	"\tif (kt_dev >= 0 && kt_dev < KT_MAX_DEVICES)\n"
+	"\tif (kt_dev >= 0 && kt_dev < KT_MAX_DEVICES) {\n"
+	"\t\tkt_device_sms[kt_dev].store(kt_p.multiProcessorCount > 0 ? kt_p.multiProcessorCount : 1, std::memory_order_relaxed);\n"
 	"\t\tkt_device_tables[kt_dev].store(kt_t, std::memory_order_release);\n"
+	"\t}\n"
 	"\treturn kt_t;\n"
 	"}\n\n"
-	"/* The table of the current device. */\n"
-	"static const struct kt_table *kt_current_table(void)\n"
+	"/* The table of the current device, and in *kt_sms its multiprocessor count (1 when unknown). */\n"
+	"static const struct kt_table *kt_current_table(int *kt_sms)\n"
 	"{\n"
 	"\tint kt_dev = 0;\n"
+	"\t*kt_sms = 1;\n"
 	"\tif (cudaGetDevice(&kt_dev) != cudaSuccess) {\n"
 	"\t\t(void)cudaGetLastError();\n"
 	"\t\treturn &kt_generic;\n"
 	"\t}\n"
-	"\treturn kt_device_table(kt_dev);\n"
+	"\tconst struct kt_table *kt_t = kt_device_table(kt_dev);\n"
+	"\tif (kt_dev >= 0 && kt_dev < KT_MAX_DEVICES)\n"
+	"\t\t*kt_sms = kt_device_sms[kt_dev].load(std::memory_order_relaxed);\n"
+	"\treturn kt_t;\n"
 	"}\n\n";
 
 static void put_table_fns(const kt_dispatch *d, kt_buf *out)
@@ -357,7 +367,8 @@ static void put_launcher(const kt_dispatch *d, kt_buf *out)
 	if (t->nshapes == 0)
 		kt_buf_putc(out, '0');
 	kt_buf_printf(out, "};\n"
-			   "\tconst struct kt_table *kt_t = kt_current_table();\n"
+			   "\tint kt_sms;\n"
+			   "\tconst struct kt_table *kt_t = kt_current_table(&kt_sms);\n"
 			   "\tconst struct kt_entry *kt_e = kt_pick(kt_t, kt_s);\n"
 			   "\tif (!kt_e && kt_t != &kt_generic)\n"
 			   "\t\tkt_e = kt_pick(&kt_generic, kt_s);\n"
@@ -365,7 +376,7 @@ static void put_launcher(const kt_dispatch *d, kt_buf *out)
 			   "\t\treturn cudaErrorInvalidValue; /* no configuration satisfies the constraints at this shape */\n"
 			   "\tdim3 kt_grid, kt_block;\n"
 			   "\tsize_t kt_smem;\n"
-			   "\tkt_geometry(kt_s, kt_e->cfg, &kt_grid, &kt_block, &kt_smem);\n"
+			   "\tkt_geometry(kt_s, kt_e->cfg, kt_sms, &kt_grid, &kt_block, &kt_smem);\n"
 			   "\tif (kt_grid.x == 0 || kt_grid.y == 0 || kt_grid.z == 0)\n"
 			   "\t\treturn cudaSuccess; /* an empty problem: nothing to launch */\n"
 			   "\treturn kt_e->fn(kt_grid, kt_block, kt_smem, %s%s",

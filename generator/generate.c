@@ -244,7 +244,7 @@ static int read_kernel(gen *g, kt_buf *diags, kt_err *err)
 	if (!g->gpu)
 		snprintf(first, sizeof first, "%.*s", (int)strcspn(kt_buf_str(&g->kn->archs), ";"), kt_buf_str(&g->kn->archs));
 	const char *arch = g->gpu ? g->arch : first;
-	kt_tmpl_opts to = {.types = k->types, .ntypes = k->ntypes, .arch = arch[0] ? arch : NULL};
+	kt_tmpl_opts to = {.types = k->types, .ntypes = k->ntypes, .arch = arch[0] ? arch : NULL, .sms = g->gpu ? g->target.id.sms : 0};
 	g->t = kt_tmpl_parse(k->template_path, &to, diags, err);
 	if (!g->t)
 		return -1;

@@ -452,17 +452,17 @@ static void run_scale(fake_fn *f, void **params)
 		out[n / 2] += 1.0f;
 }
 
-/* KT_FAKE_LOG names a file that gets a line per launch of a variant, "launch NAME n=N x=ADDR",
- * and " timed" when it comes between a sample's two events, so that tests can see which problem
- * the GPU worked on when, and on which inputs. */
-static void log_launch(const fake_gpu *g, const fake_fn *f, void **params)
+/* KT_FAKE_LOG names a file that gets a line per launch of a variant, "launch NAME n=N x=ADDR
+ * grid=X", and " timed" when it comes between a sample's two events, so that tests can see which
+ * problem the GPU worked on when, on which inputs, and in how many blocks. */
+static void log_launch(const fake_gpu *g, const fake_fn *f, const int64_t grid[3], void **params)
 {
 	const char *path = getenv("KT_FAKE_LOG");
 	FILE *log = path && *path ? fopen(path, "a") : NULL;
 	if (!log)
 		return;
-	fprintf(log, "launch %s n=%d x=%llx%s\n", f->name, *(int *)params[2],
-		(unsigned long long)*(kt_dptr *)params[1], g->records % 2 ? " timed" : "");
+	fprintf(log, "launch %s n=%d x=%llx grid=%lld%s\n", f->name, *(int *)params[2],
+		(unsigned long long)*(kt_dptr *)params[1], (long long)grid[0], g->records % 2 ? " timed" : "");
 	fclose(log);
 }
 
@@ -505,7 +505,7 @@ static int run_launch(fake_gpu *g, fake_fn *f, const int64_t grid[3], const int6
 	touch(g, x, bytes);
 	touch(g, out, bytes);
 	g->clock_us += t;
-	log_launch(g, f, params);
+	log_launch(g, f, grid, params);
 	return 0;
 }
 

@@ -68,7 +68,7 @@ static kt_tmpl *parse_round(const char *path, const kt_tmpl *t, const char *orig
 	int ntypes = 0;
 	for (char *save = NULL, *w = tv.len ? strtok_r(tv.data, "\n", &save) : NULL; w; w = strtok_r(NULL, "\n", &save))
 		types[ntypes++] = w;
-	kt_tmpl_opts to = {types, ntypes, t->arch[0] ? t->arch : NULL};
+	kt_tmpl_opts to = {types, ntypes, t->arch[0] ? t->arch : NULL, t->sms};
 	kt_buf diags = {0};
 	kt_err perr = {0};
 	kt_tmpl *n = kt_tmpl_parse(path, &to, &diags, &perr);

@@ -57,7 +57,7 @@ static const struct directive {
 _Static_assert(sizeof dirs / sizeof dirs[0] == NDIRS, "NDIRS in tmpl_int.h counts the directives");
 
 /* Names that cannot be declared: the functions and constants of the expression language. */
-const char *const tp_reserved[] = {"abs", "cdiv", "ceil", "false", "floor", "log2", "max", "min", "pow2", "sm", "sm_a", "true"};
+const char *const tp_reserved[] = {"abs", "cdiv", "ceil", "false", "floor", "log2", "max", "min", "pow2", "sm", "sm_a", "sms", "true"};
 const size_t tp_nreserved = sizeof tp_reserved / sizeof tp_reserved[0];
 
 /* ---- diagnostics ---- */
@@ -334,8 +334,8 @@ typedef enum decl_kind { DECL_SLOT, DECL_TYPE, DECL_OPTION } decl_kind;
 /* Registers a declared name; an error when it is reserved or declared before. */
 static const char *declare(pctx *pc, size_t off, size_t n, const char *what, decl_kind kind)
 {
-	if (kind == DECL_SLOT && pc->nshapes + pc->nparams >= KT_MAX_SLOTS) {
-		tp_error_at(pc, off, "too many shape symbols and parameters (at most %d together)", KT_MAX_SLOTS);
+	if (kind == DECL_SLOT && pc->nshapes + pc->nparams >= KT_MAX_SLOTS - 1) { /* the last slot is sms's */
+		tp_error_at(pc, off, "too many shape symbols and parameters (at most %d together)", KT_MAX_SLOTS - 1);
 		return NULL;
 	}
 	for (size_t i = 0; i < tp_nreserved; i++)
@@ -720,7 +720,7 @@ static void d_option(pctx *pc, const dline *d)
 static int scope_is_choice(void *ctx, int slot)
 {
 	const kt_tmpl *t = ctx;
-	return slot >= t->nshapes && t->params[slot - t->nshapes].type == KT_PCHOICE;
+	return slot >= t->nshapes && slot < t->nshapes + t->nparams && t->params[slot - t->nshapes].type == KT_PCHOICE;
 }
 
 static int scope_choice(void *ctx, int slot, const char *lit, size_t len)
@@ -752,11 +752,21 @@ static int option_name(const kt_tmpl *t, const char *name, size_t len, const cha
 	return 0;
 }
 
+/* `sms` outside the launch geometry: an error (the space and the constraints are the same on
+ * every GPU; only how many blocks a launch takes may follow the GPU it runs on). */
+static int sms_name(const char *name, size_t len, const char **why)
+{
+	if (len != 3 || memcmp(name, "sms", 3))
+		return 0;
+	*why = "(the GPU's multiprocessor count) may be used only in the launch geometry ('@kt grid', 'block', 'smem')";
+	return 1;
+}
+
 static int scope_target(void *ctx, const char *name, size_t len, int64_t *out, const char **why)
 {
 	const kt_tmpl *t = ctx;
 	int sm = 0, sm_a = 0;
-	if (option_name(t, name, len, why))
+	if (option_name(t, name, len, why) || sms_name(name, len, why))
 		return -1;
 	if (!target_name(name, len))
 		return 0;
@@ -768,6 +778,15 @@ static int scope_target(void *ctx, const char *name, size_t len, int64_t *out, c
 }
 
 static int scope_no_target(void *ctx, const char *name, size_t len, int64_t *out, const char **why)
+{
+	(void)out;
+	if (option_name(ctx, name, len, why) || sms_name(name, len, why))
+		return -1;
+	*why = "(the compile target) may be used only in a constraint ('@kt require')";
+	return target_name(name, len) ? -1 : 0;
+}
+
+static int scope_launch(void *ctx, const char *name, size_t len, int64_t *out, const char **why)
 {
 	(void)out;
 	if (option_name(ctx, name, len, why))
@@ -796,6 +815,10 @@ static void build_scope(pctx *pc)
 	t->scope = (kt_scope){pc->slot_names, pc->nshapes + pc->nparams, scope_is_choice, scope_choice, scope_no_target, t};
 	pc->req_scope = t->scope;
 	pc->req_scope.constant = scope_target;
+	pc->slot_names[pc->nshapes + pc->nparams] = "sms";
+	t->launch_scope = t->scope;
+	t->launch_scope.n++;
+	t->launch_scope.constant = scope_launch;
 }
 
 /* ---- the source: directive lines ---- */
@@ -1056,8 +1079,8 @@ static void publish(pctx *pc)
 	t->shapes = memcpy(kt_arena_alloc(a, ns), pc->shapes, ns);
 	t->types = memcpy(kt_arena_alloc(a, sizeof(kt_typesym) * (size_t)pc->ntypes), pc->types, sizeof(kt_typesym) * (size_t)pc->ntypes);
 	t->options = memcpy(kt_arena_alloc(a, sizeof(kt_option) * (size_t)pc->noptions), pc->options, sizeof(kt_option) * (size_t)pc->noptions);
-	size_t nn = sizeof(char *) * (size_t)(pc->nshapes + pc->nparams);
-	t->scope.names = memcpy(kt_arena_alloc(a, nn), pc->slot_names, nn);
+	size_t nn = sizeof(char *) * (size_t)(pc->nshapes + pc->nparams + 1); /* and sms */
+	t->scope.names = t->launch_scope.names = memcpy(kt_arena_alloc(a, nn), pc->slot_names, nn);
 }
 
 kt_tmpl *kt_tmpl_parse_text(const char *path, const char *text, size_t len, const kt_tmpl_opts *opts, kt_buf *diags,
@@ -1078,6 +1101,7 @@ kt_tmpl *kt_tmpl_parse_text(const char *path, const char *text, size_t len, cons
 		}
 		snprintf(t->arch, sizeof t->arch, "%s", opts->arch);
 	}
+	t->sms = opts && opts->sms > 0 ? opts->sms : 0;
 	pctx *pc = kt_xcalloc(1, sizeof *pc);
 	pc->t = t;
 	pc->a = a;

@@ -159,6 +159,10 @@ typedef struct kt_tmpl {
 	const char *const *includes; /* local headers from #include "..." (paths as resolved) */
 
 	kt_scope scope; /* names of all slots, for kt_expr_* */
+	/* The launch geometry's names (grid, block, smem): scope's slots and, after them, `sms`, the
+	 * multiprocessor count of the GPU the kernel runs on (slot kt_tmpl_sms_slot). */
+	kt_scope launch_scope;
+	int sms; /* the value of `sms` in kt_tmpl_env: kt_tmpl_opts.sms, 0 when no GPU is known */
 	/* The compile target as given (kt_tmpl_opts.arch: "90a"; "" when unknown), which
 	 * constraints name as sm (e.g. 90; 0 when unknown) and sm_a (1 on an architecture-specific
 	 * target such as 90a, else 0). */
@@ -172,6 +176,7 @@ typedef struct kt_tmpl_opts {
 	const char *const *types;
 	int ntypes;
 	const char *arch;         /* the compile target, "90" or "90a" (kt_arch_parse); NULL: unknown */
+	int sms;                  /* the multiprocessor count of the GPU the variants run on; 0: unknown */
 } kt_tmpl_opts;
 
 /* Parses a template file.  On errors returns NULL, appends every diagnostic to diags
@@ -197,7 +202,10 @@ int kt_tmpl_parse_config(const kt_tmpl *t, const char *spec, uint16_t *cfg, kt_e
 /* The default configuration. */
 void kt_tmpl_default_config(const kt_tmpl *t, uint16_t *cfg);
 
-/* Fills env[KT_MAX_SLOTS] for a shape and a configuration (cfg may be NULL: shape only). */
+/* The slot of `sms` (after the shape symbols and parameters). */
+static inline int kt_tmpl_sms_slot(const kt_tmpl *t) { return t->nshapes + t->nparams; }
+/* Fills env[KT_MAX_SLOTS] for a shape and a configuration (cfg may be NULL: shape only), and
+ * `sms` with t->sms. */
 void kt_tmpl_env(const kt_tmpl *t, const int64_t *shape, const uint16_t *cfg, kt_val *env);
 /* Index of the first constraint that env violates (or fails to evaluate), -1 if none. */
 int kt_tmpl_violated(const kt_tmpl *t, const kt_val *env);

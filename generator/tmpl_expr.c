@@ -30,7 +30,8 @@ static const kt_expr *expr_at(pctx *pc, size_t s, size_t e, const char *what)
 	}
 	size_t off;
 	char msg[512];
-	const kt_expr *x = kt_expr_parse(pc->a, pc->src + s, e - s, pc->in_req ? &pc->req_scope : &pc->t->scope, &off, msg, sizeof msg);
+	const kt_scope *sc = pc->in_req ? &pc->req_scope : pc->in_launch ? &pc->t->launch_scope : &pc->t->scope;
+	const kt_expr *x = kt_expr_parse(pc->a, pc->src + s, e - s, sc, &off, msg, sizeof msg);
 	if (!x)
 		tp_error_at(pc, s + off, "%s", msg);
 	return x;
@@ -309,12 +310,26 @@ void tp_d_arg(pctx *pc, const dline *d)
 	pc->args[pc->nargs++] = a;
 }
 
-void tp_d_grid(pctx *pc, const dline *d) { dims_at(pc, d->pos, d->end, pc->t->grid, "the grid", 0); }
-void tp_d_block(pctx *pc, const dline *d) { dims_at(pc, d->pos, d->end, pc->t->block, "the block", 0); }
+/* The launch geometry may also name sms, the GPU's multiprocessor count (a persistent grid). */
+void tp_d_grid(pctx *pc, const dline *d)
+{
+	pc->in_launch = 1;
+	dims_at(pc, d->pos, d->end, pc->t->grid, "the grid", 0);
+	pc->in_launch = 0;
+}
+
+void tp_d_block(pctx *pc, const dline *d)
+{
+	pc->in_launch = 1;
+	dims_at(pc, d->pos, d->end, pc->t->block, "the block", 0);
+	pc->in_launch = 0;
+}
 
 void tp_d_smem(pctx *pc, const dline *d)
 {
+	pc->in_launch = 1;
 	pc->t->smem = expr_at(pc, d->pos, d->end, "the dynamic shared memory in bytes after 'smem'");
+	pc->in_launch = 0;
 }
 
 void tp_d_bytes(pctx *pc, const dline *d)

@@ -63,6 +63,7 @@ struct pctx {
 	const char *slot_names[KT_MAX_SLOTS];
 	kt_scope req_scope;    /* the scope of constraints: also the compile target (sm, sm_a) */
 	int in_req;            /* parsing a constraint */
+	int in_launch;         /* parsing the launch geometry (grid, block, smem): sms is known */
 	/* pass 2 */
 	kt_arg args[MAX_ARGS];
 	int nargs;

@@ -193,6 +193,7 @@ void kt_tmpl_env(const kt_tmpl *t, const int64_t *shape, const uint16_t *cfg, kt
 		env[i] = kt_int(shape[i]);
 	for (int i = 0; i < t->nparams; i++)
 		env[t->params[i].slot] = kt_int(t->params[i].vals[cfg ? cfg[i] : t->params[i].def]);
+	env[kt_tmpl_sms_slot(t)] = kt_int(t->sms);
 }
 
 int kt_tmpl_violated(const kt_tmpl *t, const kt_val *env)
@@ -213,15 +214,17 @@ static int eval_int(const kt_tmpl *t, const kt_expr *e, const kt_val *env, const
 	kt_val v;
 	char msg[256];
 	kt_buf canon = {0};
-	kt_expr_canon(e, &t->scope, &canon);
+	kt_expr_canon(e, &t->launch_scope, &canon);
+	/* sms unknown (no GPU): say so beside a figure that names it */
+	const char *nosms = t->sms <= 0 && (kt_expr_deps(e) >> kt_tmpl_sms_slot(t) & 1) ? "; sms, the GPU's multiprocessor count, is 0: no GPU is known" : "";
 	int rc = 0;
 	if (kt_expr_eval(e, env, &v, msg, sizeof msg) != 0)
-		rc = kt_fail(err, "%s: %s = %s: %s", t->path, what, canon.data, msg);
+		rc = kt_fail(err, "%s: %s = %s: %s%s", t->path, what, canon.data, msg, nosms);
 	else if (v.type != KT_VINT)
-		rc = kt_fail(err, "%s: %s = %s is %g at this configuration (expected an integer)", t->path, what, canon.data, v.f);
+		rc = kt_fail(err, "%s: %s = %s is %g at this configuration (expected an integer)%s", t->path, what, canon.data, v.f, nosms);
 	else if (v.i < min)
-		rc = kt_fail(err, "%s: %s = %s is %lld at this configuration (expected %s)", t->path, what, canon.data,
-			     (long long)v.i, min > 0 ? "a positive integer" : "a non-negative integer");
+		rc = kt_fail(err, "%s: %s = %s is %lld at this configuration (expected %s)%s", t->path, what, canon.data,
+			     (long long)v.i, min > 0 ? "a positive integer" : "a non-negative integer", nosms);
 	else
 		*out = v.i;
 	kt_buf_free(&canon);

@@ -494,7 +494,7 @@ static int cmd_problem(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 			types[ntypes++] = f[i];
 	}
 	kt_buf diags = {0};
-	kt_tmpl_opts to = {.types = types, .ntypes = ntypes};
+	kt_tmpl_opts to = {.types = types, .ntypes = ntypes, .sms = w->info.id.sms};
 	kt_tmpl *t = kt_tmpl_parse(f[1], &to, &diags, err);
 	kt_buf_free(&diags);
 	int64_t shape[KT_MAX_SLOTS];

@@ -622,6 +622,49 @@ static void test_target(void)
 	}
 }
 
+/* sms, the GPU's multiprocessor count, in the launch geometry: its value comes from the options
+ * (the GPU that runs the launch), a grid of a persistent kernel follows it, and without a GPU a
+ * figure that needs it is an error that says why. */
+static void test_sms(void)
+{
+	static const char src[] =
+		"// @kt kernel k\n// @kt shape rows\n// @kt param P in 0, 1 default 0\n"
+		"// @kt grid P ? min(cdiv(rows, 64), sms) : cdiv(rows, 64)\n// @kt block 128\n// @kt smem sms * 4\n"
+		"// @kt arg rows int = rows\n__global__ void k(int rows) {}\n";
+	static const struct {
+		int sms;
+		int64_t rows, grid[2], smem; /* grid[P]; -1: an error */
+	} cases[] = {{132, 64 * 1000, {1000, 132}, 528}, {132, 64 * 100, {100, 100}, 528}, {4, 640, {10, 4}, 16},
+		     {0, 640, {10, -1}, 0}};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		kt_tmpl_opts o = {.sms = cases[i].sms};
+		kt_buf diags = {0};
+		kt_err err = {0};
+		kt_tmpl *t = kt_tmpl_parse_text("s.cu.tmpl", src, strlen(src), &o, &diags, &err);
+		CHECK(t != NULL);
+		if (!t)
+			continue;
+		CHECK_INT(t->sms, cases[i].sms);
+		for (uint16_t p = 0; p < 2; p++) {
+			kt_val env[KT_MAX_SLOTS];
+			kt_launch l;
+			kt_err e = {0};
+			kt_tmpl_env(t, &cases[i].rows, &p, env);
+			int rc = kt_tmpl_launch(t, env, &l, &e);
+			CHECK_INT(rc == 0, cases[i].grid[p] >= 0);
+			if (rc == 0) {
+				CHECK_INT(l.grid[0], cases[i].grid[p]);
+				CHECK_INT(l.smem, cases[i].smem);
+			} else {
+				CHECK(strstr(e.msg, "grid dimension x = ") != NULL);
+				CHECK(strstr(e.msg, "sms, the GPU's multiprocessor count, is 0: no GPU is known") != NULL);
+			}
+		}
+		kt_tmpl_free(t);
+		kt_buf_free(&diags);
+	}
+}
+
 /* `l2` and `launch`: how the tuner times the variants (measure.h); unset where not given, so that
  * a command's setting, else the template's, else the default applies. */
 static void test_measure(void)
@@ -680,5 +723,6 @@ int main(void)
 	test_options();
 	test_doc_example();
 	test_target();
+	test_sms();
 	return check_done();
 }

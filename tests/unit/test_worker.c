@@ -323,6 +323,66 @@ static void test_retime_sets(void)
 	unlink(log);
 }
 
+/* A launch geometry that names sms gets the worker's GPU's multiprocessor count: a persistent
+ * grid of at most one block per multiprocessor (the fake GPU has 4). */
+static void test_sms_grid(void)
+{
+	kt_err err = {0};
+	char log[600];
+	snprintf(log, sizeof log, "%s/sms.log", dir);
+	char *chk = check_module(), *good = module("good.cubin", "ok", 40), *tp = kt_path_join(dir, "persistent.cu.tmpl");
+	const char *text = "// @kt kernel scale\n// @kt shape n\n// @kt param BLOCK in 64, 128 default 128\n"
+			   "// @kt arg out float[n] out\n// @kt arg x float[n] in\n// @kt arg n int = n\n"
+			   "// @kt grid min(cdiv(n, BLOCK), sms)\n// @kt block BLOCK\n"
+			   "__global__ void scale(float *out, const float *x, int n) {}\n";
+	kt_write_atomic(tp, text, strlen(text), &err);
+	setenv("KT_FAKE_LOG", log, 1); /* the worker's environment */
+	kt_worker_opts o = {KT_EXE, "fake", 3, ANSWERS_S, ANSWERS_S, NULL};
+	int gpus[1] = {0};
+	kt_pool *p = kt_pool_new(&o, gpus, 1, &err);
+	kt_buf cmd = {0}, lines = {0};
+	kt_buf_printf(&cmd, "check\t%s", chk);
+	int rc = p ? kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err) : -1;
+	kt_buf_reset(&cmd);
+	kt_buf_printf(&cmd, "problem\tQ\t%s\tn=1000", tp);
+	if (rc == 0)
+		rc = kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err);
+	kt_buf_reset(&cmd);
+	kt_buf_printf(&cmd, "ref\tQ\t%s\tscale\tBLOCK=64", good);
+	if (rc == 0)
+		rc = kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err);
+	CHECK_INT(rc, 0);
+	unsetenv("KT_FAKE_LOG");
+	unlink(log);
+	int launches = 0, persistent = 0;
+	for (int b = 0; rc == 0 && b < 2; b++) { /* 1000 / 64 and 1000 / 128 blocks: 4 either way */
+		kt_buf_reset(&cmd);
+		kt_buf_printf(&cmd, "eval\tQ\t%s\tscale\tBLOCK=%d", good, b ? 128 : 64);
+		CHECK(run_one(p, kt_buf_str(&cmd), NULL) > 0);
+	}
+	CHECK_INT(kt_read_file(log, &lines, &err), 0);
+	for (const char *l = kt_buf_str(&lines); *l;) {
+		size_t n = strcspn(l, "\n");
+		long long grid = 0;
+		if (sscanf(l, "launch scale n=%*d x=%*s grid=%lld", &grid) == 1) {
+			launches++;
+			persistent += grid == 4;
+		}
+		l += n + (l[n] != 0);
+	}
+	CHECK(launches > 2);
+	CHECK_INT(persistent, launches);
+	kt_buf_free(&cmd);
+	kt_buf_free(&lines);
+	kt_pool_free(p);
+	char *paths[] = {chk, good, tp};
+	for (size_t i = 0; i < 3; i++) {
+		unlink(paths[i]);
+		free(paths[i]);
+	}
+	unlink(log);
+}
+
 /* The fake GPU's graphs: launches are captured, not run; nothing else may be called meanwhile;
  * a replay runs the nodes, each a tenth faster than from the stream. */
 static void test_fake_graph(void)
@@ -711,6 +771,7 @@ int main(void)
 	test_bad_reference();
 	test_measure_modes();
 	test_retime_sets();
+	test_sms_grid();
 	test_ref_timing();
 	test_fake_graph();
 	test_problems();

@@ -11,7 +11,8 @@
 # algorithms cuBLASLt's heuristic proposes) and a table: kt's tuned time, TFLOP/s, cuBLAS's
 # time and way, kt as a percentage of cuBLAS's speed, and for every shape the weight-read floor
 # (K x N x 2 bytes over kt's measured copy bandwidth) with kt's time as a percentage of it.
-# ONLY, a regular expression, limits the shapes (e.g. 'M=(1|16|64),').
+# ONLY, a regular expression, limits the shapes (e.g. 'M=(1|16|64),'); TYPES (default "half
+# bfloat16") the element types.
 set -euo pipefail
 kt=${1:?usage: bench/gemm.sh KT OUT [SECONDS] [BUDGET] [ONLY]}
 out=${2:?usage: bench/gemm.sh KT OUT [SECONDS] [BUDGET] [ONLY]}
@@ -24,7 +25,7 @@ nvcc -O2 -arch=sm_90 -o "$out/cublas_gemm" "$root/bench/cublas_gemm.cu" -lcublas
 	{ echo "gemm.sh: building cublas_gemm failed; see $out/build.log" >&2; exit 2; }
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 : >"$out/table.tsv"
-for type in half bfloat16; do
+for type in ${TYPES:-half bfloat16}; do
 	shapes=$(awk -v t="T=$type" -v re="$only" '$1 == "gemm_sm90" && $2 == t && $3 ~ re { printf " --shape %s", $3 }' "$root/templates/shapes.txt")
 	[ -n "$shapes" ] || continue
 	cache=$out/cache-$type

@@ -165,6 +165,17 @@ static kt_eval *add_eval(tuner *tu, task *ta, size_t idx, kt_status st, const ch
 	ta->counts[st]++;
 	tu->counts[st]++;
 	tu->evaluated++;
+	kt_progress *p = tu->o->progress;
+	if ((st == KT_TIMED_OUT || st == KT_FAULTED) && p && p->f) { /* a hang or a fault names its configuration */
+		kt_buf sh = {0}, cf = {0};
+		kt_tmpl_format_shape(ta->t, ta->shape, &sh);
+		kt_tmpl_format_config(ta->t, e->cfg, &cf);
+		kt_progress_clear(p);
+		fprintf(p->f, "kt: %s %s: %s: %s: %s\n", ta->t->kernel, kt_buf_str(&sh), kt_buf_str(&cf), kt_status_causes[st],
+			msg ? msg : "");
+		kt_buf_free(&sh);
+		kt_buf_free(&cf);
+	}
 	return e;
 }
 

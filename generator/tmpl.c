@@ -777,15 +777,7 @@ static int scope_target(void *ctx, const char *name, size_t len, int64_t *out, c
 	return 1;
 }
 
-static int scope_no_target(void *ctx, const char *name, size_t len, int64_t *out, const char **why)
-{
-	(void)out;
-	if (option_name(ctx, name, len, why) || sms_name(name, len, why))
-		return -1;
-	*why = "(the compile target) may be used only in a constraint ('@kt require')";
-	return target_name(name, len) ? -1 : 0;
-}
-
+/* The launch geometry's names beyond its slots (sms is one of them there): none. */
 static int scope_launch(void *ctx, const char *name, size_t len, int64_t *out, const char **why)
 {
 	(void)out;
@@ -793,6 +785,11 @@ static int scope_launch(void *ctx, const char *name, size_t len, int64_t *out, c
 		return -1;
 	*why = "(the compile target) may be used only in a constraint ('@kt require')";
 	return target_name(name, len) ? -1 : 0;
+}
+
+static int scope_no_target(void *ctx, const char *name, size_t len, int64_t *out, const char **why)
+{
+	return sms_name(name, len, why) ? -1 : scope_launch(ctx, name, len, out, why);
 }
 
 static void build_scope(pctx *pc)

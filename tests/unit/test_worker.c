@@ -67,8 +67,9 @@ static kt_job job(const char *verb, const char *cubin, const char *config)
 	return j;
 }
 
-/* Starts a pool on the fake GPU with the check kernels loaded and problem `id` defined at shape. */
-static kt_pool *pool_with(const char *chk, const char *id, const char *shape, kt_err *err)
+/* Starts a pool on the fake GPU with the check kernels loaded and problem `id` of template tmpl
+ * defined at shape. */
+static kt_pool *pool_for(const char *chk, const char *id, const char *tmpl, const char *shape, kt_err *err)
 {
 	kt_worker_opts o = {KT_EXE, "fake", 3, ANSWERS_S, ANSWERS_S, NULL};
 	int gpus[1] = {0};
@@ -77,7 +78,7 @@ static kt_pool *pool_with(const char *chk, const char *id, const char *shape, kt
 	kt_buf_printf(&cmd, "check\t%s", chk);
 	int rc = p ? kt_pool_setup(p, kt_buf_str(&cmd), NULL, err) : -1;
 	kt_buf_reset(&cmd);
-	kt_buf_printf(&cmd, "problem\t%s\t%s\t%s", id, KT_FAKE_DIR "/scale.cu.tmpl", shape);
+	kt_buf_printf(&cmd, "problem\t%s\t%s\t%s", id, tmpl, shape);
 	if (rc == 0)
 		rc = kt_pool_setup(p, kt_buf_str(&cmd), NULL, err);
 	kt_buf_free(&cmd);
@@ -86,6 +87,12 @@ static kt_pool *pool_with(const char *chk, const char *id, const char *shape, kt
 		p = NULL;
 	}
 	return p;
+}
+
+/* The same with the fake GPU's scale template. */
+static kt_pool *pool_with(const char *chk, const char *id, const char *shape, kt_err *err)
+{
+	return pool_for(chk, id, KT_FAKE_DIR "/scale.cu.tmpl", shape, err);
 }
 
 static const char cfg[] = "BLOCK=128,UNROLL=1,MODE=good";
@@ -337,20 +344,10 @@ static void test_sms_grid(void)
 			   "__global__ void scale(float *out, const float *x, int n) {}\n";
 	kt_write_atomic(tp, text, strlen(text), &err);
 	setenv("KT_FAKE_LOG", log, 1); /* the worker's environment */
-	kt_worker_opts o = {KT_EXE, "fake", 3, ANSWERS_S, ANSWERS_S, NULL};
-	int gpus[1] = {0};
-	kt_pool *p = kt_pool_new(&o, gpus, 1, &err);
+	kt_pool *p = pool_for(chk, "Q", tp, "n=1000", &err);
 	kt_buf cmd = {0}, lines = {0};
-	kt_buf_printf(&cmd, "check\t%s", chk);
-	int rc = p ? kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err) : -1;
-	kt_buf_reset(&cmd);
-	kt_buf_printf(&cmd, "problem\tQ\t%s\tn=1000", tp);
-	if (rc == 0)
-		rc = kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err);
-	kt_buf_reset(&cmd);
 	kt_buf_printf(&cmd, "ref\tQ\t%s\tscale\tBLOCK=64", good);
-	if (rc == 0)
-		rc = kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err);
+	int rc = p ? kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err) : -1;
 	CHECK_INT(rc, 0);
 	unsetenv("KT_FAKE_LOG");
 	unlink(log);

@@ -866,49 +866,58 @@ static int measurable(const tuner *tu)
 	return 0;
 }
 
-/* Starts a compile batch when a slot is free and the searches have something to ask. */
+/* Starts a compile batch in each free slot while the searches have something to ask.  A search
+ * steered by results asks a small batch, whose compile keeps the cores busy for less time than
+ * it takes to come back: a second batch, asked from the same results, compiles beside it. */
 static int refill(tuner *tu, kt_err *err)
 {
-	if (tu->busy[tu->next_slot])
-		return 0;
-	idlist fresh = tu->later;
-	tu->later = (idlist){0};
-	join_pending(tu, &fresh);
-	ask_all(tu, &fresh);
-	int rc = fresh.n ? tu_compile_start(tu, &fresh, err) : 0;
-	free(fresh.v);
-	return rc;
+	for (int i = 0; i < SLOTS && !tu->busy[tu->next_slot]; i++) {
+		idlist fresh = tu->later;
+		tu->later = (idlist){0};
+		join_pending(tu, &fresh);
+		ask_all(tu, &fresh);
+		int rc = fresh.n ? tu_compile_start(tu, &fresh, err) : 0;
+		size_t n = fresh.n;
+		free(fresh.v);
+		if (rc || !n)
+			return rc;
+	}
+	return 0;
 }
 
+/* Each turn measures what compiled, lets the searches stop or go on, and only then asks again,
+ * so that the newest results steer the asks; it waits for a compile only when nothing can be
+ * measured. */
 static int pipeline(tuner *tu, kt_err *err)
 {
 	int rc = 0;
 	while (rc == 0 && any_active(tu)) {
-		rc = refill(tu, err);
-		if (rc == 0 && !measurable(tu)) {
-			double t0 = kt_now();
-			rc = tu_reap(tu, tu_oldest_busy(tu) >= 0, err);
-			tu->st.compile_wait_s += kt_now() - t0;
-		}
+		rc = tu_reap(tu, 0, err);
 		if (rc == 0)
 			rc = start_ready(tu, err);
 		if (rc == 0)
 			rc = measure_ready(tu, err);
-		if (rc == 0)
-			rc = tu_reap(tu, 0, err);
-		if (rc == 0)
-			rc = start_ready(tu, err);
 		charge(tu);
 		for (size_t k = 0; k < tu->ntasks; k++)
 			if (is_active(&tu->tasks[k]))
 				tu_update_state(tu, &tu->tasks[k]);
 		drop_failed(tu, &tu->waiting);
+		if (rc == 0)
+			rc = refill(tu, err);
+		if (rc == 0 && !measurable(tu) && tu_oldest_busy(tu) >= 0) {
+			double t0 = kt_now();
+			rc = tu_reap(tu, 1, err);
+			tu->st.compile_wait_s += kt_now() - t0;
+		}
 		progress(tu);
 		if (rc == 0 && !tu->ready.n && tu_oldest_busy(tu) < 0 && !tu->waiting.n && !tu->npending) {
-			/* Nothing in flight and nothing asked: every search is waiting on nothing. */
+			/* Nothing in flight and nothing asked: every search is waiting on nothing (a task
+			 * that stopped asking this turn finishes in the next). */
 			int asked = 0;
-			for (size_t k = 0; k < tu->ntasks; k++)
-				asked |= tu->tasks[k].state == T_ASKING || tu->tasks[k].state == T_SETUP;
+			for (size_t k = 0; k < tu->ntasks; k++) {
+				const task *ta = &tu->tasks[k];
+				asked |= ta->state == T_ASKING || ta->state == T_SETUP || (ta->state == T_DRAINING && !ta->inflight);
+			}
 			if (!asked)
 				break;
 		}

@@ -2,6 +2,7 @@
 #include "compile.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +97,7 @@ static void render_ninja(const kt_compiler *c, const char *const *stems, const k
 	put_flags(c, b);
 	kt_buf_puts(b, "\n\n"
 		       "rule cubin\n"
-		       "  command = $nvcc $flags -o $out $in > $out.log 2>&1\n"
+		       "  command = $nvcc $flags -o $out.part $in > $out.log 2>&1 && mv -f $out.part $out\n"
 		       "  description = nvcc $out\n\n");
 	for (size_t i = 0; i < n; i++) {
 		const kt_compiler *cc = ccs[i];
@@ -209,7 +210,7 @@ static int write_source(const kt_compiler *c, const char *stem, const kt_buf *te
 
 /* Writes build<tag>.ninja for the stems (ccs[i]: stem i's compiler) and starts ninja on it. */
 static int start_ninja(const kt_compiler *c, const char *const *stems, const kt_compiler *const *ccs,
-		       const enum how *hows, size_t n, const char *tag, kt_proc *ninja, kt_err *err)
+		       const enum how *hows, size_t n, const char *tag, int talk, kt_proc *ninja, kt_err *err)
 {
 	kt_buf b = {0}, name = {0}, builddir = {0};
 	kt_buf_printf(&name, "build%s.ninja", tag);
@@ -234,7 +235,7 @@ static int start_ninja(const kt_compiler *c, const char *const *stems, const kt_
 	char *log = kt_path_join(c->workdir, "ninja.log");
 	char *argv[] = {(char *)(c->ninja ? c->ninja : "ninja"), "-C", (char *)c->workdir, "-f", name.data,
 			"-k", "0", jobs, NULL};
-	rc = kt_proc_spawn(ninja, argv, 0, log, err);
+	rc = kt_proc_spawn(ninja, argv, talk, log, err);
 	free(log);
 	kt_buf_free(&name);
 	return rc;
@@ -290,7 +291,7 @@ int kt_compile_start(const kt_compiler *c, kt_unit *units, size_t n, int slot, k
 	char tag[16];
 	snprintf(tag, sizeof tag, "%d", slot);
 	if (rc == 0)
-		rc = start_ninja(c, stems, ccs, hows, nstems, tag, ninja, err);
+		rc = start_ninja(c, stems, ccs, hows, nstems, tag, 1, ninja, err);
 	free(pack_of);
 	free(first);
 	free(stems);
@@ -398,7 +399,7 @@ static int compile_alone(const kt_compiler *c, kt_unit *units, size_t n, const i
 		int status;
 		char tag[16];
 		snprintf(tag, sizeof tag, "%da", slot);
-		if (start_ninja(c, stems, ccs, NULL, nstems, tag, &ninja, err) == 0)
+		if (start_ninja(c, stems, ccs, NULL, nstems, tag, 0, &ninja, err) == 0)
 			kt_proc_wait(&ninja, -1, &status);
 		const char **own = kt_xcalloc(n + 1, sizeof *own);
 		for (size_t i = 0; i < n; i++) {
@@ -451,7 +452,7 @@ static void nvcc_again(const kt_compiler *c, kt_unit *units, size_t n, const cha
 	int status;
 	char tag[16];
 	snprintf(tag, sizeof tag, "%dn", slot);
-	if (nagain && start_ninja(c, again, ccs, NULL, nagain, tag, &ninja, &e) == 0) {
+	if (nagain && start_ninja(c, again, ccs, NULL, nagain, tag, 0, &ninja, &e) == 0) {
 		kt_proc_wait(&ninja, -1, &status);
 		for (size_t i = 0; i < n; i++)
 			if (units[i].by_nvrtc && unit_cc(c, &units[i])->nvrtc->state <= 0)
@@ -462,32 +463,88 @@ static void nvcc_again(const kt_compiler *c, kt_unit *units, size_t n, const cha
 	free(ccs);
 }
 
-int kt_compile_finish(const kt_compiler *c, kt_unit *units, size_t n, int slot, kt_proc *ninja, kt_err *err)
+typedef char stem_name[sizeof ((kt_unit *)0)->name + 8];
+
+/* Each unit's edge as kt_compile_start planned it: stem[i] names unit i's cubin (its pack's, or
+ * its own); sizes[i] is how many units share it. */
+static int unit_stems(const kt_compiler *c, const kt_unit *units, size_t n, int *pack_of, size_t *first,
+		      stem_name *stem, size_t *sizes)
 {
-	int status = 0, ran = 0;
-	if (kt_proc_wait(ninja, -1, &status) != 1)
-		return kt_fail_internal(err, "waiting for ninja: %s", strerror(errno));
-	int *pack_of = kt_xcalloc(n + 1, sizeof *pack_of);
-	size_t *first = kt_xcalloc(n + 1, sizeof *first);
-	int np = plan_packs(c, units, n, pack_of, first), anyfailed = 0;
-	char (*stem)[sizeof units->name + 8] = kt_xcalloc(n + 1, sizeof *stem);
-	const char **stems = kt_xcalloc(n + 1, sizeof *stems);
+	int np = plan_packs(c, units, n, pack_of, first);
 	for (size_t i = 0; i < n; i++) {
 		if (pack_of[i] >= 0)
 			pack_stem(&units[first[pack_of[i]]], stem[i], sizeof stem[i]);
 		else
 			snprintf(stem[i], sizeof stem[i], "%s", units[i].name);
+		sizes[i] = 0;
+		for (size_t j = 0; j < n; j++)
+			sizes[i] += pack_of[i] >= 0 ? pack_of[j] == pack_of[i] : j == i;
+	}
+	return np;
+}
+
+int kt_compile_poll(const kt_compiler *c, kt_unit *units, size_t n, kt_proc *ninja, unsigned char *done)
+{
+	int closed = ninja->fd < 0 || ninja->eof, got = 0;
+	struct pollfd pfd = {ninja->fd, POLLIN, 0};
+	while (!closed && poll(&pfd, 1, 0) > 0)
+		closed = kt_proc_pump(ninja) < 0;
+	kt_buf line = {0};
+	while (kt_proc_take_line(ninja, &line)) /* "[k/n] nvcc STEM.cubin" as each edge ends */
+		got = 1;
+	kt_buf_free(&line);
+	if (!got)
+		return 0;
+	int *pack_of = kt_xcalloc(n + 1, sizeof *pack_of);
+	size_t *first = kt_xcalloc(n + 1, sizeof *first), *sizes = kt_xcalloc(n + 1, sizeof *sizes);
+	stem_name *stem = kt_xcalloc(n + 1, sizeof *stem);
+	unit_stems(c, units, n, pack_of, first, stem, sizes);
+	int fresh = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		if (done[i])
+			continue;
+		char *cubin = stem_path(c, stem[i], ".cubin");
+		int there = stat(cubin, &st) == 0; /* moved into place once its compile succeeded */
+		free(cubin);
+		if (!there)
+			continue;
+		read_result(c, &units[i], stem[i]);
+		units[i].packed &= sizes[i] > 1;
+		const kt_nvrtc_use *rtc = unit_cc(c, &units[i])->nvrtc;
+		if (units[i].ok && (!units[i].by_nvrtc || rtc->state > 0)) /* else nvcc compiles it again */
+			done[i] = 1, fresh++;
+	}
+	free(pack_of);
+	free(first);
+	free(sizes);
+	free(stem);
+	return fresh;
+}
+
+int kt_compile_finish(const kt_compiler *c, kt_unit *units, size_t n, int slot, kt_proc *ninja, kt_err *err)
+{
+	int status = 0, ran = 0;
+	kt_buf line = {0};
+	while (ninja->fd >= 0 && kt_proc_readline(ninja, &line, -1) >= 0) /* its progress, to its end */
+		;
+	kt_buf_free(&line);
+	if (kt_proc_wait(ninja, -1, &status) != 1)
+		return kt_fail_internal(err, "waiting for ninja: %s", strerror(errno));
+	kt_proc_kill(ninja); /* reaped: this closes its channel */
+	int *pack_of = kt_xcalloc(n + 1, sizeof *pack_of);
+	size_t *first = kt_xcalloc(n + 1, sizeof *first), *sizes = kt_xcalloc(n + 1, sizeof *sizes);
+	stem_name *stem = kt_xcalloc(n + 1, sizeof *stem);
+	const char **stems = kt_xcalloc(n + 1, sizeof *stems);
+	int np = unit_stems(c, units, n, pack_of, first, stem, sizes), anyfailed = 0;
+	for (size_t i = 0; i < n; i++) {
 		stems[i] = stem[i];
 		units[i].seconds = 0;
 		ran += read_result(c, &units[i], stem[i]);
+		units[i].packed &= sizes[i] > 1; /* a pack of one (for NVRTC) shares its unit with no other */
 		anyfailed |= pack_of[i] >= 0 && !units[i].ok;
 	}
-	for (size_t i = 0; i < n; i++) { /* a pack of one (for NVRTC) shares its unit with no other */
-		size_t size = 0;
-		for (size_t j = 0; pack_of[i] >= 0 && j < n; j++)
-			size += pack_of[j] == pack_of[i];
-		units[i].packed &= size > 1;
-	}
+	free(sizes);
 	char tag[16];
 	snprintf(tag, sizeof tag, "%d", slot);
 	read_seconds(c, tag, units, n, stems);

@@ -6,7 +6,10 @@
  *
  * A batch is compiled in two halves so that the caller can measure the previous batch while
  * nvcc runs (and start the next batch while this one's last compiles finish): kt_compile_start
- * writes the files and starts ninja, kt_compile_finish waits for it and reads the results.
+ * writes the files and starts ninja, kt_compile_finish waits for it and reads the results.  In
+ * between, kt_compile_poll takes the units whose edge ended (ninja reports each on its output;
+ * an edge moves its cubin into place only once it compiled), so they are measured before the
+ * batch's slowest compile ends.
  * Units whose text did not change keep their cubin (ninja skips them).
  *
  * Packing: nvcc spends most of a small variant's compile reading the CUDA headers, so units that
@@ -80,6 +83,12 @@ int kt_compile_start(const kt_compiler *c, kt_unit *units, size_t n, int slot, k
  * alone (those units are marked unpackable: their template cannot share a translation unit, and
  * the caller should stop packing it); else 0. */
 int kt_compile_finish(const kt_compiler *c, kt_unit *units, size_t n, int slot, kt_proc *ninja, kt_err *err);
+/* While slot's ninja runs (never blocking): takes what it reported and, when an edge ended, fills
+ * the results of the units whose cubin is in place (an edge moves it there once its compile
+ * succeeded) and marks them in done[]; units that failed, or that nvcc must compile again
+ * (nvrtc.h), wait for kt_compile_finish, which reads every unit again.  Returns the units newly
+ * marked; ninja->eof is set once ninja closed its output (it is ending: call kt_compile_finish). */
+int kt_compile_poll(const kt_compiler *c, kt_unit *units, size_t n, kt_proc *ninja, unsigned char *done);
 /* Both halves. */
 int kt_compile(const kt_compiler *c, kt_unit *units, size_t n, kt_err *err);
 

@@ -388,12 +388,25 @@ static int by_task(const void *a, const void *b)
 	return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+/* Whether a ready candidate may be measured now: its task is searching, and nothing it asked
+ * before this one still compiles, so that each search is told in the order it asked, however
+ * the compiles end. */
+static int in_turn(const tuner *tu, const cand *c)
+{
+	if (!is_active(&tu->tasks[c->task]))
+		return 0;
+	for (size_t i = 0; i < tu->waiting.n; i++)
+		if (tu->waiting.v[i].task == c->task && tu->waiting.v[i].seq < c->seq)
+			return 0;
+	return 1;
+}
+
 /* Checks and times the ready candidates on the workers, grouped by problem. */
 static int measure_ready(tuner *tu, kt_err *err)
 {
-	candlist keep = {0}, go = {0}; /* a task that is starting keeps its candidates for later */
+	candlist keep = {0}, go = {0}; /* the others are kept for later */
 	for (size_t i = 0; i < tu->ready.n; i++)
-		tu_list_add(is_active(&tu->tasks[tu->ready.v[i].task]) ? &go : &keep, &tu->ready.v[i]);
+		tu_list_add(in_turn(tu, &tu->ready.v[i]) ? &go : &keep, &tu->ready.v[i]);
 	free(tu->ready.v);
 	tu->ready = keep;
 	size_t n = go.n;
@@ -857,11 +870,11 @@ static int start_ready(tuner *tu, kt_err *err)
 	return 0;
 }
 
-/* Something ready can be measured: a candidate of a searching task. */
+/* Something ready can be measured now. */
 static int measurable(const tuner *tu)
 {
 	for (size_t i = 0; i < tu->ready.n; i++)
-		if (is_active(&tu->tasks[tu->ready.v[i].task]))
+		if (in_turn(tu, &tu->ready.v[i]))
 			return 1;
 	return 0;
 }

@@ -51,6 +51,7 @@ typedef struct kt_tune_stats {
 	int packed;            /* variants compiled in shared translation units */
 	int by_nvrtc;          /* variants compiled by NVRTC rather than nvcc */
 	int compiled;          /* variants compiled (each once, whatever the shapes that measured it) */
+	int early;             /* of those, taken while the rest of their batch still compiled */
 	int reused;            /* evaluations of a variant compiled for another shape of its template */
 	int sibling_evals;     /* evaluations of another shape's best before a shape's choice */
 	int raced;             /* evaluations not timed to full precision (racing) */

@@ -163,8 +163,23 @@ static size_t ask_siblings(tuner *tu, int k)
 	return n;
 }
 
-/* Moves a task that should stop to draining, and one that is draining with nothing in flight
- * to its siblings' best configurations, then to done. */
+/* The siblings of task ta (ask_siblings) have stopped searching: each is done, failed, or
+ * draining with nothing of its own search in flight.  So what they found is known, whatever order
+ * their compiles and measurements came in. */
+static int siblings_settled(const tuner *tu, const task *ta)
+{
+	for (size_t j = 0; j < tu->ntasks; j++) {
+		const task *sb = &tu->tasks[j];
+		if (sb == ta || sb->group != ta->group || sb->t != ta->t || sb->state == T_DONE || sb->state == T_FAILED)
+			continue;
+		if (sb->state != T_DRAINING || (sb->inflight && !sb->siblings_asked))
+			return 0;
+	}
+	return 1;
+}
+
+/* Moves a task that should stop to draining, and one that is draining with nothing in flight,
+ * once its siblings stopped searching too, to their best configurations, then to done. */
 void tu_update_state(tuner *tu, task *ta)
 {
 	char why[96];
@@ -173,8 +188,11 @@ void tu_update_state(tuner *tu, task *ta)
 		snprintf(ta->r->stop, sizeof ta->r->stop, "%s", s);
 		ta->state = T_DRAINING;
 	}
-	if (ta->state == T_DRAINING && ta->inflight == 0 && !ta->siblings_asked)
+	if (ta->state == T_DRAINING && ta->inflight == 0 && !ta->siblings_asked) {
+		if (ta->tt->nonly == 0 && !siblings_settled(tu, ta))
+			return;
 		ask_siblings(tu, (int)(ta - tu->tasks));
+	}
 	if (ta->state == T_DRAINING && ta->inflight == 0)
 		tu_finish_task(tu, ta);
 }

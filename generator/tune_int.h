@@ -124,6 +124,7 @@ typedef struct tuner {
 	kt_proc ninja[SLOTS];
 	long *slot_units[SLOTS];
 	size_t slot_n[SLOTS];
+	unsigned char *slot_done[SLOTS]; /* its units whose results came before the batch ended */
 	int busy[SLOTS];
 	int next_slot;
 	candlist waiting, ready;

@@ -3,6 +3,8 @@
  * compiled: nvcc or NVRTC, the prelude, the copy without the reference) and its compile batches
  * (ninja in two slots, reaped as they finish). */
 #define _XOPEN_SOURCE 700 /* realpath */
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,10 +194,47 @@ int tu_compile_start(tuner *tu, const idlist *l, kt_err *err)
 	tu->slot_units[s] = kt_xmalloc((n + 1) * sizeof *tu->slot_units[s]);
 	memcpy(tu->slot_units[s], fresh, n * sizeof *fresh);
 	tu->slot_n[s] = n;
+	tu->slot_done[s] = kt_xcalloc(n + 1, 1);
 	tu->busy[s] = rc == 0;
 	tu->next_slot = (s + 1) % SLOTS;
 	tu->st.batches++;
 	return rc;
+}
+
+/* The candidates waiting for units that are done: ready, or recorded as failed. */
+static void release_waiting(tuner *tu)
+{
+	size_t keep = 0;
+	for (size_t i = 0; i < tu->waiting.n; i++) {
+		cand *c = &tu->waiting.v[i];
+		if (tu->units[c->unit].state != U_DONE)
+			tu->waiting.v[keep++] = *c;
+		else if (tu_sort_out(tu, c))
+			tu_list_add(&tu->ready, c);
+		else
+			tu_cand_free(c);
+	}
+	tu->waiting.n = keep;
+}
+
+/* The units of slot s whose compile ended while the rest of its batch goes on: done, and their
+ * candidates ready to measure. */
+static void take_early(tuner *tu, int s)
+{
+	size_t n = tu->slot_n[s];
+	kt_unit *u = kt_xcalloc(n + 1, sizeof *u);
+	for (size_t i = 0; i < n; i++)
+		u[i] = tu->units[tu->slot_units[s][i]].u;
+	int fresh = kt_compile_poll(&tu->batchcc, u, n, &tu->ninja[s], tu->slot_done[s]);
+	for (size_t i = 0; i < n; i++) { /* what it read replaced the units' buffers */
+		unitrec *ur = &tu->units[tu->slot_units[s][i]];
+		ur->u = u[i];
+		if (tu->slot_done[s][i])
+			ur->state = U_DONE;
+	}
+	free(u);
+	if (fresh)
+		release_waiting(tu);
 }
 
 /* Waits for slot s's compile, takes its results into the units, and moves the candidates
@@ -214,24 +253,17 @@ int tu_compile_finish(tuner *tu, int s, kt_err *err)
 		tu->st.packed += u[i].packed;
 		tu->st.by_nvrtc += u[i].by_nvrtc;
 		tu->st.compiled++;
+		tu->st.early += tu->slot_done[s][i];
 		if (u[i].unpackable) /* its template cannot share a translation unit: alone from now on */
 			tu->groups[ur->group]->cc.prelude = NULL;
 	}
 	free(u);
 	free(tu->slot_units[s]);
 	tu->slot_units[s] = NULL;
+	free(tu->slot_done[s]);
+	tu->slot_done[s] = NULL;
 	tu->busy[s] = 0;
-	size_t keep = 0;
-	for (size_t i = 0; i < tu->waiting.n; i++) {
-		cand *c = &tu->waiting.v[i];
-		if (tu->units[c->unit].state != U_DONE)
-			tu->waiting.v[keep++] = *c;
-		else if (tu_sort_out(tu, c))
-			tu_list_add(&tu->ready, c);
-		else
-			tu_cand_free(c);
-	}
-	tu->waiting.n = keep;
+	release_waiting(tu);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -246,17 +278,32 @@ int tu_oldest_busy(const tuner *tu)
 	return -1;
 }
 
-/* Finishes the compiles that are done without waiting; with wait, at least the oldest. */
+/* Until a busy slot's ninja says something (an edge ended) or ends. */
+static void wait_ninja(const tuner *tu)
+{
+	struct pollfd fds[SLOTS];
+	nfds_t n = 0;
+	for (int s = 0; s < SLOTS; s++)
+		if (tu->busy[s]) {
+			if (tu->ninja[s].eof || tu->ninja[s].in.len || tu->ninja[s].fd < 0)
+				return; /* something to take already */
+			fds[n++] = (struct pollfd){tu->ninja[s].fd, POLLIN, 0};
+		}
+	while (n && poll(fds, n, -1) < 0 && errno == EINTR)
+		;
+}
+
+/* Takes what the compiles finished, without waiting; with wait, after something finished. */
 int tu_reap(tuner *tu, int wait, kt_err *err)
 {
+	if (wait)
+		wait_ninja(tu);
 	for (int i = 0; i < SLOTS; i++) {
-		int s = tu_oldest_busy(tu);
-		if (s < 0)
-			break;
-		int st;
-		if (!(wait && i == 0) && kt_proc_wait(&tu->ninja[s], 0, &st) == 0)
-			break; /* still running */
-		if (tu_compile_finish(tu, s, err))
+		int s = (tu->next_slot + i) % SLOTS;
+		if (!tu->busy[s])
+			continue;
+		take_early(tu, s);
+		if (tu->ninja[s].eof && tu_compile_finish(tu, s, err))
 			return -1;
 	}
 	return 0;

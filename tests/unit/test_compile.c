@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -464,10 +465,68 @@ static void test_first_error(void)
 	}
 }
 
+/* kt_compile_poll: a unit whose compile ended is taken while another still compiles; a failed
+ * one waits for the finish.  The stand-in compiler makes "slow" wait on a FIFO that the test
+ * writes only after it took "quick", so the order is the test's, not the clock's. */
+static void test_poll(const char *dir)
+{
+	char fifo[256], cc[256];
+	snprintf(fifo, sizeof fifo, "%s/go", dir);
+	snprintf(cc, sizeof cc, "%s/slowcc.sh", dir);
+	CHECK_INT(mkfifo(fifo, 0600), 0);
+	kt_buf script = {0};
+	kt_buf_printf(&script,
+		      "#!/bin/sh\n"
+		      "while [ $# -gt 1 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
+		      "case ${1##*/} in *broken*) echo 'error: broken' >&2; exit 1 ;; *slow*) read go < '%s' ;; esac\n"
+		      "printf cubin > \"$out\"\n",
+		      fifo);
+	kt_err err = {0};
+	CHECK_INT(kt_write_atomic(cc, script.data, script.len, &err), 0);
+	chmod(cc, 0755);
+	kt_buf_free(&script);
+	kt_compiler c = {cc, NULL, "90", NULL, 0, 3, dir, NULL, 0, NULL, 0, NULL};
+	kt_unit u[3];
+	unit(&u[0], "quick", "", "// quick\n");
+	unit(&u[1], "slow", "", "// slow\n");
+	unit(&u[2], "broken", "", "// broken\n");
+	kt_proc ninja;
+	unsigned char done[3] = {0};
+	CHECK_INT(kt_compile_start(&c, u, 3, 9, &ninja, &err), 0);
+	int polls = 0;
+	while (!done[0] && !ninja.eof && polls++ < 100) { /* each turn waits for a line of ninja's */
+		struct pollfd p = {ninja.fd, POLLIN, 0};
+		poll(&p, 1, -1);
+		kt_compile_poll(&c, u, 3, &ninja, done);
+	}
+	CHECK_INT(done[0], 1);
+	CHECK_INT(u[0].ok, 1);
+	CHECK_INT(done[1], 0); /* still compiling: it waits for the FIFO */
+	int fd = open(fifo, O_WRONLY);
+	CHECK(fd >= 0 && write(fd, "go\n", 3) == 3);
+	close(fd);
+	CHECK_INT(kt_compile_finish(&c, u, 3, 9, &ninja, &err), 0);
+	CHECK_INT(u[1].ok, 1);
+	CHECK_INT(u[2].ok, 0);
+	CHECK_INT(done[2], 0);
+	CHECK(u[2].msg && strstr(u[2].msg, "broken"));
+	CHECK(ninja.fd < 0); /* the channel is closed */
+	for (int i = 0; i < 3; i++)
+		kt_unit_free(&u[i]);
+}
+
 int main(void)
 {
 	test_ptxas();
 	test_first_error();
+	char pdir[] = "/tmp/kt-test-poll-XXXXXX";
+	if (mkdtemp(pdir)) {
+		test_poll(pdir);
+		char cmd[128];
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", pdir);
+		if (system(cmd))
+			fprintf(stderr, "could not remove %s\n", pdir);
+	}
 	const char *nvcc = KT_TEST_NVCC;
 	if (nvcc[0]) {
 		char dir[] = "/tmp/kt-test-compile-XXXXXX";

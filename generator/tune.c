@@ -388,13 +388,17 @@ static int by_task(const void *a, const void *b)
 	return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-/* Whether a ready candidate may be measured now: its task is searching, and nothing it asked
- * before this one still compiles, so that each search is told in the order it asked, however
- * the compiles end. */
+/* Whether a ready candidate may be measured now: its task is searching, and, for a search
+ * steered by its results, nothing it asked before this one still compiles, so that it is told in
+ * the order it asked, however the compiles end.  (Random and exhaustive orders do not depend on
+ * what they are told: theirs are measured as they come.) */
 static int in_turn(const tuner *tu, const cand *c)
 {
-	if (!is_active(&tu->tasks[c->task]))
+	const task *ta = &tu->tasks[c->task];
+	if (!is_active(ta))
 		return 0;
+	if (!ta->search || !kt_search_steered(ta->search))
+		return 1;
 	for (size_t i = 0; i < tu->waiting.n; i++)
 		if (tu->waiting.v[i].task == c->task && tu->waiting.v[i].seq < c->seq)
 			return 0;

@@ -217,8 +217,16 @@ static void release_waiting(tuner *tu)
 	tu->waiting.n = keep;
 }
 
-/* The units of slot s whose compile ended while the rest of its batch goes on: done, and their
- * candidates ready to measure. */
+static void count_compiled(tuner *tu, const kt_unit *u)
+{
+	tu->st.packed += u->packed;
+	tu->st.by_nvrtc += u->by_nvrtc;
+	tu->st.compiled++;
+}
+
+/* The units of slot s whose compile ended while the rest of its batch goes on: done (and counted,
+ * even when the batch is ended before it finished: a tuning that needs nothing more kills it),
+ * and their candidates ready to measure. */
 static void take_early(tuner *tu, int s)
 {
 	size_t n = tu->slot_n[s];
@@ -229,8 +237,11 @@ static void take_early(tuner *tu, int s)
 	for (size_t i = 0; i < n; i++) { /* what it read replaced the units' buffers */
 		unitrec *ur = &tu->units[tu->slot_units[s][i]];
 		ur->u = u[i];
-		if (tu->slot_done[s][i])
+		if (tu->slot_done[s][i] && ur->state != U_DONE) {
 			ur->state = U_DONE;
+			count_compiled(tu, &u[i]);
+			tu->st.early++;
+		}
 	}
 	free(u);
 	if (fresh)
@@ -250,10 +261,8 @@ int tu_compile_finish(tuner *tu, int s, kt_err *err)
 		unitrec *ur = &tu->units[tu->slot_units[s][i]];
 		ur->u = u[i];
 		ur->state = U_DONE;
-		tu->st.packed += u[i].packed;
-		tu->st.by_nvrtc += u[i].by_nvrtc;
-		tu->st.compiled++;
-		tu->st.early += tu->slot_done[s][i];
+		if (!tu->slot_done[s][i])
+			count_compiled(tu, &u[i]);
 		if (u[i].unpackable) /* its template cannot share a translation unit: alone from now on */
 			tu->groups[ur->group]->cc.prelude = NULL;
 	}

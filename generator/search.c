@@ -491,7 +491,7 @@ void kt_search_seed(kt_search *s, const size_t *idx, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (idx[i] < s->sp->count)
 			s->seeds[s->nseeds++] = idx[i];
-	if (s->st->init == bestfirst_init) { /* seeds stand in for random start points, but for a few */
+	if (s->st->init == bestfirst_init && s->nseeds > 0) { /* seeds stand in for random start points, but for a few */
 		size_t want = 1 + s->nseeds + SEEDED_RANDOM;
 		s->start = want > s->start ? s->start : want;
 		s->start = s->start > 1 + s->nseeds ? s->start : 1 + s->nseeds;
@@ -521,8 +521,8 @@ void kt_search_tell(kt_search *s, size_t idx, double time_us)
 	if (time_us >= 0 && (s->gain_time < 0 || time_us < s->gain_time * (1 - noise))) {
 		s->gain_time = time_us;
 		s->since_gain = 0;
-	} else {
-		s->since_gain++;
+	} else if (s->told > s->start || !kt_search_steered(s)) {
+		s->since_gain++; /* the sampled start is not a search that stopped finding */
 	}
 	if (time_us >= 0 && (s->best < 0 || time_us < s->best_time)) {
 		s->best = (long)idx;

@@ -436,15 +436,28 @@ static void step(kt_search *s, double time_us)
 		kt_search_tell(s, idx, time_us);
 }
 
+/* A bestfirst search with a budget of 64, so a sampled start of 4 (64 / 16), told that start:
+ * first, then three times again.  The start does not count towards the patience. */
+static kt_search *past_start(const kt_tmpl *t, const kt_space *sp, double first, double again)
+{
+	kt_search *s = kt_search_new("bestfirst", t, sp, 64, 11, NULL);
+	step(s, first);
+	for (int i = 0; i < 3; i++) {
+		step(s, again);
+		CHECK_INT(kt_search_since_gain(s), 0);
+	}
+	return s;
+}
+
 /* Convergence: bestfirst converges exactly when `patience` results came since the last gain
- * beyond the noise; a smaller gain does not count; exhaustive and random never converge, nor
- * does a search without a best or with no patience. */
+ * beyond the noise, after its sampled start; a smaller gain does not count; exhaustive and
+ * random never converge, nor does a search without a best or with no patience. */
 static void test_converged(void)
 {
 	kt_tmpl t = make_tmpl(5);
 	kt_space sp;
 	make_space(&t, feasible, &sp);
-	kt_search *s = kt_search_new("bestfirst", &t, &sp, 0, 11, NULL);
+	kt_search *s = kt_search_new("bestfirst", &t, &sp, 64, 11, NULL);
 	kt_search_set_noise(s, 0.001);
 	CHECK(kt_search_noise(s) == 0.005); /* at least half a percent */
 	kt_search_set_noise(s, 0.02);
@@ -453,6 +466,11 @@ static void test_converged(void)
 	CHECK(!kt_search_converged(s, 1)); /* nothing told */
 	step(s, 100.0);                     /* the first result is a gain */
 	CHECK_INT(kt_search_since_gain(s), 0);
+	CHECK(!kt_search_converged(s, 1));
+	for (int i = 0; i < 3; i++) { /* the rest of the sampled start (4) is not counted */
+		step(s, i == 1 ? -1 : 100.5);
+		CHECK_INT(kt_search_since_gain(s), 0);
+	}
 	CHECK(!kt_search_converged(s, 1));
 	for (int i = 1; i <= 4; i++) {
 		step(s, i == 2 ? -1 : 99.0 - 0.1 * i); /* gains within 2%, a failure: no gain */
@@ -478,8 +496,7 @@ static void test_converged(void)
 	kt_search_free(s);
 
 	/* Without a measured noise, the floor of half a percent decides. */
-	s = kt_search_new("bestfirst", &t, &sp, 0, 11, NULL);
-	step(s, 100.0);
+	s = past_start(&t, &sp, 100.0, 100.2);
 	step(s, 99.6);
 	CHECK_INT(kt_search_since_gain(s), 1);
 	step(s, 99.4);
@@ -487,7 +504,7 @@ static void test_converged(void)
 	kt_search_free(s);
 
 	/* Only failures: counted, but there is no best to converge on. */
-	s = kt_search_new("bestfirst", &t, &sp, 0, 11, NULL);
+	s = past_start(&t, &sp, -1, -1);
 	for (int i = 0; i < 6; i++)
 		step(s, -1);
 	CHECK_INT(kt_search_since_gain(s), 6);
@@ -509,8 +526,36 @@ static void test_converged(void)
 	free(sp.cfgs);
 }
 
+/* The sampled start: budget / 16 points when cold, also when kt_search_seed is given no seeds
+ * (the default and random points); with seeds, the default, the seeds and two random points.  The
+ * first ask proposes exactly the start, and the start's results steer the rest. */
+static void test_start(void)
+{
+	kt_tmpl t = make_tmpl(5);
+	kt_space sp;
+	make_space(&t, feasible, &sp);
+	CHECK(sp.count > 160);
+	size_t idx[64];
+	kt_search *s = kt_search_new("bestfirst", &t, &sp, 160, 11, NULL);
+	kt_search_seed(s, NULL, 0);
+	CHECK_INT(kt_search_ask(s, idx, 64), 10);
+	kt_search_free(s);
+	size_t seed = sp.count / 2;
+	s = kt_search_new("bestfirst", &t, &sp, 160, 11, NULL);
+	kt_search_seed(s, &seed, 1);
+	size_t n = kt_search_ask(s, idx, 64);
+	CHECK_INT(n, 4);
+	int found = 0;
+	for (size_t i = 0; i < n; i++)
+		found |= idx[i] == seed;
+	CHECK(found);
+	kt_search_free(s);
+	free(sp.cfgs);
+}
+
 int main(void)
 {
+	test_start();
 	test_table();
 	test_contract();
 	test_repeatable();

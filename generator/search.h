@@ -61,9 +61,10 @@ size_t kt_search_asked(const kt_search *s);
 int kt_search_steered(const kt_search *s);
 
 /* Convergence.  A result is a gain when it beats the best by more than the noise (a fraction
- * the caller sets from its timings; at least 0.5%).  The search counts
- * the results told since the last gain (bestfirst: past its sampled start); a bestfirst search has
- * converged when that count reaches patience (> 0).  exhaustive and random never converge: they do what their names say. */
+ * the caller sets from its timings; at least 0.5%).  The search counts the results told since
+ * the last gain (bestfirst: past its sampled start); a bestfirst search has converged when that
+ * count reaches patience (> 0).  exhaustive and random never converge: they do what their names
+ * say. */
 void kt_search_set_noise(kt_search *s, double rel);
 double kt_search_noise(const kt_search *s);
 size_t kt_search_since_gain(const kt_search *s);

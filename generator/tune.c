@@ -951,6 +951,7 @@ static void tuner_free(tuner *tu)
 		if (tu->busy[s])
 			kt_proc_kill(&tu->ninja[s]);
 		free(tu->slot_units[s]);
+		free(tu->slot_done[s]);
 	}
 	kt_pool_free(tu->pool);
 	free(tu->pending);

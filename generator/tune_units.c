@@ -191,6 +191,8 @@ int tu_compile_start(tuner *tu, const idlist *l, kt_err *err)
 	}
 	int rc = kt_compile_start(&tu->batchcc, u, n, s, &tu->ninja[s], err);
 	free(u); /* shallow copies: the units keep their buffers */
+	free(tu->slot_units[s]); /* a batch that could not start left them */
+	free(tu->slot_done[s]);
 	tu->slot_units[s] = kt_xmalloc((n + 1) * sizeof *tu->slot_units[s]);
 	memcpy(tu->slot_units[s], fresh, n * sizeof *fresh);
 	tu->slot_n[s] = n;

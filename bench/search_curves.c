@@ -18,6 +18,12 @@
  *       medians over N search seeds of the evaluations spent, the percent of the optimum at the
  *       end, and the evaluations to 98% (docs/search.md, "Warm start").
  *
+ *   search_curves --noise N [--root DIR] [--jobs N] RECORDING|DIR...
+ *       Does the cold search choose the same way twice?  N pairs of cold configures per recording,
+ *       both of a pair from one search seed, their results told with measurement noise; per
+ *       patience, how many pairs chose configurations more than 2% apart (docs/search.md,
+ *       "Choosing the same way twice").
+ *
  *   search_curves --synth TEMPLATE --shape SPEC [--types T=t,...] [--seed N] [--root DIR] -o OUT
  *       Writes a synthetic recording: every feasible configuration timed by a roofline-like model
  *       of a memory-bound kernel on an H200-like GPU (see docs/search.md), for CI before real
@@ -51,6 +57,7 @@ struct opts {
 	const char *root, *synth, *shape, *types, *out;
 	uint64_t seed;
 	const char *warm; /* --warm DIR: the configure simulation, seeds from DIR's records */
+	int noise;        /* --noise N: pairs of noisy cold configures, the stability simulation */
 };
 
 /* ---- loading ---- */
@@ -188,27 +195,53 @@ static double curves(const struct opts *o, const kt_tmpl *t, const kt_space *sp,
 
 #define CONFIGURE_BUDGET 400 /* KT_GENERATE_BUDGET */
 
+/* A standard normal draw from the state *h (splitmix64, Box-Muller). */
+static double gauss(uint64_t *h)
+{
+	double u[2];
+	for (int i = 0; i < 2; i++) {
+		uint64_t z = (*h += 0x9E3779B97F4A7C15ull);
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+		u[i] = ((double)((z ^ (z >> 31)) >> 11) + 0.5) / 9007199254740992.0; /* (0, 1) */
+	}
+	return sqrt(-2 * log(u[0])) * cos(6.283185307179586 * u[1]);
+}
+
 /* One miss as kt generate tunes it: bestfirst from seeds[0..nseeds), batches of `batch` told one
  * batch late, until converged (patience) or done.  *used: evaluations; *final: the optimum over the
- * best found; *reach: evaluations to TARGET (used + 1 when never). */
+ * best found; *reach: evaluations to TARGET (used + 1 when never).  With noise (a seed, 0: none)
+ * each result is told off by a normal error of half its recorded spread (the noise tune.c
+ * assumes; at most 5%, and cut at 3 sigma), and *chosen is the recorded time of what kt's final
+ * decision would take: of the results within twice the noise of the best told one, the one that
+ * is really the fastest (the rivals are timed again together, precisely); -1 when none passed. */
 static void one_miss(const kt_tmpl *t, const kt_space *sp, const double *times, const double *spreads, double opt,
-		     const size_t *seeds, size_t nseeds, int patience, uint64_t seed, size_t batch, size_t jobs,
-		     long *used, double *final, long *reach)
+		     const size_t *seeds, size_t nseeds, int patience, uint64_t seed, uint64_t noise, size_t batch,
+		     size_t jobs, long *used, double *final, long *reach, double *chosen)
 {
 	kt_search *s = kt_search_new(NULL, t, sp, CONFIGURE_BUDGET, seed, NULL);
 	kt_search_set_parallel(s, jobs);
 	kt_search_seed(s, seeds, nseeds);
 	size_t *idx = kt_xmalloc(batch * sizeof *idx), *prev = kt_xmalloc(batch * sizeof *prev), n, nprev = 0;
+	double *told = kt_xmalloc((sp->count + 1) * sizeof *told);
+	for (size_t i = 0; i < sp->count; i++)
+		told[i] = -1;
 	long done = 0;
-	double best = -1;
+	double best = -1, rel = 0;
 	*reach = -1;
 	for (;;) {
 		n = kt_search_converged(s, patience) ? 0 : kt_search_ask(s, idx, batch);
 		for (size_t i = 0; i < nprev; i++) {
 			double tm = times[prev[i]];
+			if (tm >= 0 && noise) { /* at most 3 sigma, and sigma at most 5%: a median, not one launch */
+				const double z = gauss(&noise), sd = fmin(spreads[prev[i]] / tm / 2, 0.05);
+				tm *= 1 + fmax(-3, fmin(3, z)) * sd;
+			}
+			told[prev[i]] = tm;
 			if (tm >= 0 && (best < 0 || tm < best)) {
 				best = tm;
-				kt_search_set_noise(s, spreads[prev[i]] / tm / 2); /* as tune.c: half the launch spread */
+				rel = spreads[prev[i]] / times[prev[i]] / 2; /* as tune.c: half the launch spread */
+				kt_search_set_noise(s, rel);
 			}
 			kt_search_tell(s, prev[i], tm);
 			done++;
@@ -224,6 +257,11 @@ static void one_miss(const kt_tmpl *t, const kt_space *sp, const double *times, 
 	*final = best > 0 ? opt / best : 0;
 	if (*reach < 0)
 		*reach = done + 1;
+	*chosen = -1;
+	for (size_t i = 0; i < sp->count; i++)
+		if (told[i] >= 0 && told[i] <= best * (1 + 2 * rel) && (*chosen < 0 || times[i] < *chosen))
+			*chosen = times[i];
+	free(told);
 	free(prev);
 	free(idx);
 	kt_search_free(s);
@@ -258,8 +296,9 @@ static void configure_sim(const struct opts *o, const kt_tmpl *t, kt_recorded *r
 			for (int sd = 0; sd < o->seeds; sd++) {
 				long used, reach;
 				double final;
-				one_miss(t, sp, times, spreads, opt, seeds, warm ? nseeds : 0, patience[k], (uint64_t)sd, batch,
-					 o->jobs, &used, &final, &reach);
+				double chosen;
+				one_miss(t, sp, times, spreads, opt, seeds, warm ? nseeds : 0, patience[k], (uint64_t)sd, 0, batch,
+					 o->jobs, &used, &final, &reach, &chosen);
 				u[sd] = (double)used, f[sd] = final, re[sd] = (double)reach;
 			}
 			double mu = median(u, o->seeds), mf = median(f, o->seeds), mr = median(re, o->seeds);
@@ -274,6 +313,41 @@ static void configure_sim(const struct opts *o, const kt_tmpl *t, kt_recorded *r
 	kt_buf_free(&why);
 	free(cfgs);
 	free(seeds);
+}
+
+/* Does the cold search choose the same way twice?  Pairs of noisy runs (--noise N pairs): both of
+ * a pair start from the same search seed, as two configures do, and differ in their measurement
+ * errors only.  Per patience: the median evaluations and percent of the optimum of what is chosen,
+ * and how many pairs chose configurations more than 2% apart (issue 22's stability target). */
+static void stability_sim(const struct opts *o, const kt_tmpl *t, const kt_space *sp, const double *times,
+			  const double *spreads, double opt)
+{
+	printf("  %-20s %9s %9s %12s %9s\n", "noisy pairs", "evaluated", "% of opt", "apart > 2%", "worst");
+	const int patience[] = {12, 16, 24, 48, kt_tune_patience(t)};
+	for (size_t k = 0; k < sizeof patience / sizeof patience[0]; k++) {
+		double *u = kt_xmalloc(2 * (size_t)o->noise * sizeof *u), *f = kt_xmalloc(2 * (size_t)o->noise * sizeof *f);
+		int apart = 0;
+		double worst = 1;
+		for (int p = 0; p < o->noise; p++) {
+			double c[2];
+			for (int r = 0; r < 2; r++) {
+				long used, reach;
+				double final;
+				one_miss(t, sp, times, spreads, opt, NULL, 0, patience[k], (uint64_t)p, 2 * (uint64_t)p + 1 + (uint64_t)r,
+					 8, o->jobs, &used, &final, &reach, &c[r]);
+				u[2 * p + r] = (double)used, f[2 * p + r] = c[r] > 0 ? opt / c[r] : 0;
+			}
+			double ratio = c[0] <= 0 || c[1] <= 0 ? 1 : c[0] > c[1] ? c[0] / c[1] : c[1] / c[0];
+			apart += ratio > 1.02;
+			worst = ratio > worst ? ratio : worst;
+		}
+		char label[64];
+		snprintf(label, sizeof label, "cold, patience %d%s", patience[k], k == sizeof patience / sizeof patience[0] - 1 ? " (kt)" : "");
+		printf("  %-20s %9.0f %8.1f%% %6d of %-3d %8.1f%%\n", label, median(u, 2 * o->noise), 100 * median(f, 2 * o->noise), apart,
+		       o->noise, 100 * (worst - 1));
+		free(u);
+		free(f);
+	}
 }
 
 /* Runs the curves of one recording; 1 when it misses the target, -1 on error. */
@@ -314,6 +388,9 @@ static int bench_one(const struct opts *o, const char *path)
 	kt_buf_free(&shape);
 	if (opt < 0) {
 		fprintf(stderr, "search_curves: %s: no configuration passed\n", path);
+	} else if (o->noise) {
+		stability_sim(o, t, &sp, times, spreads, opt);
+		rc = 0;
 	} else if (o->warm) {
 		configure_sim(o, t, r, &sp, times, spreads, opt, kt_buf_str(&arch));
 		rc = 0;
@@ -494,13 +571,14 @@ static void usage(FILE *f)
 {
 	fputs("usage: search_curves [--seeds N] [--batch N] [--jobs N] [--lag] [--share F] [--root DIR] [--check] RECORDING|DIR...\n"
 	      "       search_curves --warm DIR [--seeds N] [--jobs N] [--root DIR] RECORDING|DIR...\n"
+	      "       search_curves --noise N [--jobs N] [--root DIR] RECORDING|DIR...\n"
 	      "       search_curves --synth TEMPLATE --shape SPEC [--types T=t,...] [--seed N] [--root DIR] -o OUT\n",
 	      f);
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = {20, 0, 0, 32, 1, 0.25, NULL, NULL, NULL, NULL, NULL, 1, NULL};
+	struct opts o = {20, 0, 0, 32, 1, 0.25, NULL, NULL, NULL, NULL, NULL, 1, NULL, 0};
 	int i;
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -525,6 +603,8 @@ int main(int argc, char **argv)
 			o.root = v;
 		else if (!strcmp(a, "--warm"))
 			o.warm = v;
+		else if (!strcmp(a, "--noise"))
+			o.noise = atoi(v);
 		else if (!strcmp(a, "--synth"))
 			o.synth = v;
 		else if (!strcmp(a, "--shape"))
@@ -539,8 +619,9 @@ int main(int argc, char **argv)
 			return usage(stderr), 1;
 		i += takes;
 	}
-	if (o.seeds < 1 || o.seeds > MAX_SEEDS || o.batch < 1 || o.jobs < 1 || !(o.share > 0 && o.share <= 1)) {
-		fprintf(stderr, "search_curves: --seeds 1..%d, --batch >= 1, --jobs >= 1, --share in (0, 1]\n", MAX_SEEDS);
+	if (o.seeds < 1 || o.seeds > MAX_SEEDS || o.batch < 1 || o.jobs < 1 || !(o.share > 0 && o.share <= 1) || o.noise < 0 ||
+	    o.noise > 10000) {
+		fprintf(stderr, "search_curves: --seeds 1..%d, --batch >= 1, --jobs >= 1, --share in (0, 1], --noise 0..10000\n", MAX_SEEDS);
 		return 1;
 	}
 	if (o.synth)

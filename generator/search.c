@@ -7,7 +7,7 @@
 #include <string.h>
 
 /* bestfirst: the sampled start is this share of the budget, within these bounds. */
-#define START_SHARE 16     /* budget / START_SHARE */
+#define START_SHARE 32     /* budget / START_SHARE (16 until 2026-11-27) */
 #define START_MIN 4
 #define START_MAX 32
 /* A gain beats the best by more than the measured noise, and at least by this share. */

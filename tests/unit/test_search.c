@@ -274,7 +274,7 @@ static void test_ahead(void)
 	kt_search *s = kt_search_new("bestfirst", &t, &sp, 200, 9, NULL);
 	size_t idx[64];
 	size_t n = kt_search_ask(s, idx, 64);
-	CHECK_INT(n, 200 / 16);
+	CHECK_INT(n, 200 / 32);
 	n = kt_search_ask(s, idx, 64);
 	CHECK(n >= 7);
 	for (size_t i = 0; i < 7 && i < n; i++) {
@@ -298,7 +298,7 @@ static void test_parallel(void)
 	size_t idx[64];
 	kt_search *s = kt_search_new("bestfirst", &t, &sp, 160, 9, NULL);
 	kt_search_set_parallel(s, 16);
-	CHECK_INT(kt_search_ask(s, idx, 64), 160 / 16); /* the start */
+	CHECK_INT(kt_search_ask(s, idx, 64), 160 / 32); /* the start */
 	CHECK_INT(kt_search_ask(s, idx, 64), 16);
 	CHECK_INT(kt_search_ask(s, idx, 8), 8); /* the caller's max still holds */
 	kt_search_free(s);
@@ -526,7 +526,7 @@ static void test_converged(void)
 	free(sp.cfgs);
 }
 
-/* The sampled start: budget / 16 points when cold, also when kt_search_seed is given no seeds
+/* The sampled start: budget / 32 points when cold, also when kt_search_seed is given no seeds
  * (the default and random points); with seeds, the default, the seeds and two random points.  The
  * first ask proposes exactly the start, and the start's results steer the rest. */
 static void test_start(void)
@@ -538,7 +538,7 @@ static void test_start(void)
 	size_t idx[64];
 	kt_search *s = kt_search_new("bestfirst", &t, &sp, 160, 11, NULL);
 	kt_search_seed(s, NULL, 0);
-	CHECK_INT(kt_search_ask(s, idx, 64), 10);
+	CHECK_INT(kt_search_ask(s, idx, 64), 5);
 	kt_search_free(s);
 	size_t seed = sp.count / 2;
 	s = kt_search_new("bestfirst", &t, &sp, 160, 11, NULL);

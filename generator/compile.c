@@ -133,13 +133,7 @@ static int write_work_file(const char *path, const char *data, size_t len, int *
 	kt_err e = {0};
 	*changed = !(kt_read_file(path, &old, &e) == 0 && old.len == len && !memcmp(old.data, data, len));
 	kt_buf_free(&old);
-	if (!*changed)
-		return 0;
-	FILE *f = fopen(path, "wb");
-	int ok = f && fwrite(data, 1, len, f) == len;
-	if (f && fclose(f))
-		ok = 0;
-	return ok ? 0 : kt_fail_internal(err, "cannot write %s: %s", path, strerror(errno));
+	return *changed ? kt_write_file(path, data, len, err) : 0;
 }
 
 static char *stem_path(const kt_compiler *c, const char *stem, const char *ext)

@@ -313,6 +313,15 @@ int kt_write_atomic_cb(const char *path, const void *data, size_t len, void (*be
 	return rc;
 }
 
+int kt_write_file(const char *path, const void *data, size_t len, kt_err *err)
+{
+	FILE *f = fopen(path, "wb");
+	int ok = f && fwrite(data, 1, len, f) == len;
+	if (f && fclose(f))
+		ok = 0;
+	return ok ? 0 : kt_fail_internal(err, "cannot write %s: %s", path, strerror(errno));
+}
+
 int kt_write_if_changed(const char *path, const void *data, size_t len, int *changed, kt_err *err)
 {
 	kt_buf old = {0};

@@ -94,6 +94,9 @@ int kt_write_atomic(const char *path, const void *data, size_t len, kt_err *err)
  * is written and synced and before the rename (tests stop or kill a writer there). */
 int kt_write_atomic_cb(const char *path, const void *data, size_t len, void (*before_rename)(void *ctx),
 		       void *ctx, kt_err *err);
+/* Writes data to path in place, with no temporary file and no fsync: for scratch files, whose
+ * readers learn otherwise that a write finished (an exit status, a rename after it). */
+int kt_write_file(const char *path, const void *data, size_t len, kt_err *err);
 /* Like kt_write_atomic, but leaves the file alone (and its mtime) when it already
  * holds exactly these bytes, so a re-run does not trigger rebuilds.  *changed may be NULL. */
 int kt_write_if_changed(const char *path, const void *data, size_t len, int *changed, kt_err *err);

@@ -51,6 +51,12 @@ static void put_ninja_path(kt_buf *b, const char *s)
 /* The compiler a unit is built with: its own, else the batch's. */
 static const kt_compiler *unit_cc(const kt_compiler *c, const kt_unit *u) { return u->cc ? u->cc : c; }
 
+int kt_unit_stands_in(const kt_compiler *c, const kt_unit *u)
+{
+	const kt_nvrtc_use *rtc = unit_cc(c, u)->nvrtc;
+	return u->ok && u->by_nvrtc && rtc && rtc->state == KT_NVRTC_STANDS_IN;
+}
+
 /* "-cubin -arch=sm_90 <flags> -Xptxas -v" for compiler cc, appended to b. */
 static void put_flags(const kt_compiler *cc, kt_buf *b)
 {
@@ -236,14 +242,14 @@ static int start_ninja(const kt_compiler *c, const char *const *stems, const kt_
 }
 
 /* How a pack of compiler cc compiles, given the compilers of the stems before it (ccs[0..n)):
- * by NVRTC once it agreed with nvcc; until then the compiler's first pack of a batch by both (in
- * parallel: no longer than nvcc alone), the others by nvcc, which a disagreement then costs
- * nothing. */
+ * by NVRTC once it was compared with nvcc and compiled; until then the compiler's first pack of a
+ * batch by both (in parallel: no longer than nvcc alone), the others by nvcc, which a failure
+ * then costs nothing. */
 static enum how how_of(const kt_compiler *cc, const kt_compiler *const *ccs, size_t n)
 {
-	if (!cc->nvrtc || cc->nvrtc->state < 0)
+	if (!cc->nvrtc || cc->nvrtc->state == KT_NVRTC_OFF)
 		return BY_NVCC;
-	if (cc->nvrtc->state > 0)
+	if (cc->nvrtc->state != KT_NVRTC_UNKNOWN)
 		return BY_NVRTC;
 	for (size_t i = 0; i < n; i++)
 		if (ccs[i] == cc)
@@ -329,10 +335,12 @@ static int read_result(const kt_compiler *c, kt_unit *u, const char *stem)
 	u->packed = u->ok && strcmp(stem, u->name) != 0;
 	u->by_nvrtc = u->ok && strstr(kt_buf_str(&log), KT_NVRTC_USED) != NULL;
 	kt_nvrtc_use *rtc = unit_cc(c, u)->nvrtc;
-	if (rtc && (strstr(kt_buf_str(&log), KT_NVRTC_DIFFERS) || strstr(kt_buf_str(&log), KT_NVRTC_FAILED)))
-		rtc->state = -1; /* NVRTC did not give nvcc's cubin: nvcc from now on */
-	else if (rtc && rtc->state == 0 && strstr(kt_buf_str(&log), KT_NVRTC_SAME))
-		rtc->state = 1;
+	if (rtc && strstr(kt_buf_str(&log), KT_NVRTC_FAILED))
+		rtc->state = KT_NVRTC_OFF; /* NVRTC cannot compile this text: nvcc from now on */
+	else if (rtc && rtc->state == KT_NVRTC_UNKNOWN && strstr(kt_buf_str(&log), KT_NVRTC_DIFFERS))
+		rtc->state = KT_NVRTC_STANDS_IN;
+	else if (rtc && rtc->state == KT_NVRTC_UNKNOWN && strstr(kt_buf_str(&log), KT_NVRTC_SAME))
+		rtc->state = KT_NVRTC_SAME_CODE;
 	if (!u->ok)
 		u->msg = trim_log(kt_buf_str(&log));
 	else if (u->entry[0])
@@ -419,8 +427,8 @@ static int compile_alone(const kt_compiler *c, kt_unit *units, size_t n, const i
 	return broken;
 }
 
-/* The units NVRTC compiled for a compiler whose NVRTC has not (or not yet) given nvcc's machine
- * code, compiled again by nvcc (the packs' stems[i], unit i's). */
+/* The units NVRTC compiled for a compiler whose NVRTC was not (or not yet) compared with nvcc, or
+ * could not compile, compiled again by nvcc (the packs' stems[i], unit i's). */
 static void nvcc_again(const kt_compiler *c, kt_unit *units, size_t n, const char *const *stems, int slot)
 {
 	const char **again = kt_xcalloc(n + 1, sizeof *again);

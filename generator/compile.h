@@ -17,11 +17,12 @@
  * their parts, and one cubin.  A batch is packed only as far as keeps every job busy.  When a
  * pack fails to compile, its units are compiled alone, so that each compile error is its own.
  *
- * NVRTC (kt_compiler.nvrtc): until NVRTC and nvcc were seen to give the same machine code for a
- * compiler, the first pack of each batch is compiled by both and the rest by nvcc; then NVRTC
- * compiles, unless another comparison disagrees: from then on nvcc does, and what NVRTC compiled
- * in a batch that finishes after that is compiled again.  So no unit that NVRTC compiled is
- * measured unless NVRTC gave nvcc's code for a unit of the same template and flags.
+ * NVRTC (kt_compiler.nvrtc): until NVRTC was compared with nvcc for a compiler, the first pack
+ * of each batch is compiled by both and the rest by nvcc.  Then NVRTC compiles where it gave
+ * nvcc's machine code or other code (it stands in for nvcc: kt_unit_stands_in), and nvcc where it
+ * could not compile; what NVRTC compiled in a batch that finishes after that is compiled again.
+ * So no unit that NVRTC compiled is measured unless NVRTC compiled a unit of the same template
+ * and flags beside nvcc.
  */
 #ifndef KT_COMPILE_H
 #define KT_COMPILE_H
@@ -50,8 +51,8 @@ typedef struct kt_compiler {
 	const char *prelude;     /* the start of a shared translation unit (kt_emit_prelude); NULL: no packing */
 	int pack;                /* the most units in one translation unit; < 2: no packing */
 	kt_nvrtc_use *nvrtc;     /* NULL: nvcc compiles every unit; else units with a part are compiled
-				  * as translation units of their own (prelude and parts) by NVRTC,
-				  * once it gave nvcc's machine code (nvrtc.h), and by nvcc until then */
+				  * as translation units of their own (prelude and parts) by NVRTC once
+				  * it was compared with nvcc (nvrtc.h), and by nvcc until then */
 } kt_compiler;
 
 /* One translation unit.  name, src and entry are inputs; the rest is filled by kt_compile_finish. */
@@ -72,6 +73,10 @@ typedef struct kt_unit {
 } kt_unit;
 
 void kt_unit_free(kt_unit *u);
+/* 1 when u (of a batch of compiler c) was compiled by NVRTC standing in for nvcc (nvrtc.h): its
+ * machine code is not what nvcc makes of the same text, which a choice between variants must be
+ * confirmed on. */
+int kt_unit_stands_in(const kt_compiler *c, const kt_unit *u);
 
 /* Parallel compile jobs: c->jobs, else the number of cores. */
 int kt_compile_jobs(const kt_compiler *c);

@@ -1,4 +1,4 @@
-/* nvrtc.c - tuning units compiled by the toolkit's NVRTC where it gives nvcc's machine code. */
+/* nvrtc.c - tuning units compiled by the toolkit's NVRTC (see nvrtc.h). */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "nvrtc.h"
 
@@ -347,6 +347,15 @@ char *kt_nvrtc_library(const char *nvcc, const char *const *fl, int nfl, const c
 
 /* ---- kt nvrtc ------------------------------------------------------------------------------------- */
 
+/* The C library's floating-point macros, which nvcc's units get from math.h (its implicit
+ * cuda_runtime.h includes it) and NVRTC's do not: included before the unit, each only where
+ * nothing defined it, as the bit patterns of glibc's values. */
+#define LIBC_HEADER "kt_nvrtc_libc.h"
+static const char libc_text[] = "#ifndef INFINITY\n#define INFINITY (__int_as_float(0x7f800000))\n#endif\n"
+				"#ifndef NAN\n#define NAN (__int_as_float(0x7fc00000))\n#endif\n"
+				"#ifndef HUGE_VALF\n#define HUGE_VALF INFINITY\n#endif\n"
+				"#ifndef HUGE_VAL\n#define HUGE_VAL (__longlong_as_double(0x7ff0000000000000LL))\n#endif\n";
+
 /* Compiles the file `in` with options opts[0..n): the cubin into *cubin, the compiler's report
  * (ptxas's -v lines, warnings, errors) into *log.  0 when it compiled. */
 static int compile_unit(const nvrtc *r, const char *in, const char **opts, int n, kt_buf *cubin, kt_buf *log)
@@ -358,7 +367,8 @@ static int compile_unit(const nvrtc *r, const char *in, const char **opts, int n
 		return -1;
 	}
 	void *prog = NULL;
-	int rc = r->create(&prog, kt_buf_str(&src), in, 0, NULL, NULL);
+	const char *hdr = libc_text, *hdr_name = LIBC_HEADER;
+	int rc = r->create(&prog, kt_buf_str(&src), in, 1, &hdr, &hdr_name);
 	kt_buf_free(&src);
 	if (rc) {
 		kt_buf_puts(log, "NVRTC could not create a program\n");
@@ -492,10 +502,11 @@ int kt_cmd_nvrtc(int argc, char **argv)
 	int started = verifying && start_nvcc(nvcc_argv, &theirs) == 0;
 	if (nopts >= 0 && nvrtc_open(lib, &r) == 0) {
 		char *inc = toolkit_include(nvcc_argv[0]);
-		const char **all = kt_arena_alloc(a, (size_t)(nopts + 2) * sizeof *all);
+		const char **all = kt_arena_alloc(a, (size_t)(nopts + 3) * sizeof *all);
 		memcpy(all, opts, (size_t)nopts * sizeof *all);
 		if (inc)
 			all[nopts++] = kt_arena_strdup(a, inc);
+		all[nopts++] = "--pre-include=" LIBC_HEADER;
 		free(inc);
 		compiled = compile_unit(&r, in, all, nopts, &cubin, &log) == 0;
 	}

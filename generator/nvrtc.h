@@ -1,18 +1,25 @@
-/* nvrtc.h - compiling tuning units with the toolkit's runtime compiler, where it gives nvcc's
- * machine code at a fraction of nvcc's cost.
+/* nvrtc.h - compiling tuning units with the toolkit's runtime compiler, at a fraction of nvcc's
+ * cost.
  *
  * `nvcc -cubin` spends most of a small unit's time outside the unit: the driver, the host
  * preprocessor over the CUDA runtime headers, cicc parsing them.  NVRTC, the same front end and
- * optimizer in a library, compiles the same text to the same PTX and, through the same ptxas,
- * the same cubin in about a sixth of the time.  kt uses it only for the tuner's packed units
- * (kernels, no host launcher), only with the NVRTC of the toolkit the nvcc belongs to and of
- * its release, only for flags it knows how to pass, and only once a unit compiled both ways
- * gave the same machine code (kt_cubin_same_code); everything else goes to nvcc.
+ * optimizer in a library, compiles the same text in a third to a sixth of the time.  kt uses it
+ * only for the tuner's packed units (kernels, no host launcher), only with the NVRTC of the
+ * toolkit the nvcc belongs to and of its release, and only for flags it knows how to pass.  The
+ * first unit is compiled both ways and compared (kt_cubin_same_code):
+ *   - the same machine code (the elementwise templates): NVRTC compiles from then on;
+ *   - other machine code (NVRTC 13 addresses __shared__ arrays in 64 bits where nvcc uses 32):
+ *     NVRTC stands in for nvcc.  Its variants serve the search, which they time as nvcc's do
+ *     (bench/RESULTS.md), and the tuner compiles the configurations it chooses between again
+ *     with nvcc, measures those and chooses from them (tune.h);
+ *   - NVRTC cannot compile it: nvcc from then on.
  *
  * `kt nvrtc --lib LIB [--verify] -- NVCC ARGS...` is a ninja edge's compiler: ARGS are nvcc's
  * (`-cubin -arch=sm_90 <flags> -Xptxas -v -o OUT IN`).  It compiles IN with NVRTC into OUT and
  * prints ptxas's report as nvcc would; when NVRTC cannot take the arguments or fails, it runs
- * nvcc with them instead; its last line is KT_NVRTC_USED when NVRTC compiled.  With --verify it runs nvcc too, keeps nvcc's cubin, and says on its
+ * nvcc with them instead; its last line is KT_NVRTC_USED when NVRTC compiled.  The C library's
+ * floating-point macros that nvcc's implicit headers define and NVRTC's lack (INFINITY, NAN,
+ * HUGE_VALF, HUGE_VAL) are given to NVRTC as CUDA's bit patterns.  With --verify it runs nvcc too, keeps nvcc's cubin, and says on its
  * last line of output whether the two agree (KT_NVRTC_SAME, KT_NVRTC_DIFFERS, KT_NVRTC_FAILED). */
 #ifndef KT_NVRTC_H
 #define KT_NVRTC_H
@@ -26,12 +33,15 @@
 #define KT_NVRTC_DIFFERS "kt nvrtc: machine code differs from nvcc's"
 #define KT_NVRTC_FAILED "kt nvrtc: NVRTC could not compile this unit"
 
+/* What the comparison of NVRTC with nvcc found (kt_nvrtc_use.state): NVRTC compiles when > 0. */
+enum { KT_NVRTC_OFF = -1, KT_NVRTC_UNKNOWN = 0, KT_NVRTC_SAME_CODE = 1, KT_NVRTC_STANDS_IN = 2 };
+
 /* How a compiler's tuning units may use NVRTC: shared by the batches of one tuning run, which
- * learn from the first whether NVRTC agrees with nvcc. */
+ * learn from the first how NVRTC compares with nvcc. */
 typedef struct kt_nvrtc_use {
 	const char *kt;  /* the kt executable whose `kt nvrtc` compiles a unit */
 	const char *lib; /* the NVRTC library of the compiler's toolkit */
-	int state;       /* 0: not yet compared with nvcc; 1: the same machine code; -1: nvcc from now on */
+	int state;       /* KT_NVRTC_*: not yet compared, the same code, standing in, nvcc from now on */
 } kt_nvrtc_use;
 
 /* The NVRTC library (a path, owned by the caller) that compiles as nvcc (a path, or a name

@@ -46,6 +46,8 @@ typedef struct kt_eval {
 	char *msg;            /* why it failed, or NULL (owned) */
 	int raced;            /* KT_OK, but not timed to full precision: its estimate was clearly slower
 	                       * than the best at the time (racing); median_us is the estimate's */
+	int stand_in;         /* measured as NVRTC compiled it, standing in for nvcc (nvrtc.h); a choice's
+	                       * rivals are measured again as nvcc compiles them */
 } kt_eval;
 
 /* A configuration timed again for the final choice, against the others (decide.h). */

@@ -161,6 +161,8 @@ static kt_eval *add_eval(tuner *tu, task *ta, size_t idx, kt_status st, const ch
 	e->smem_static = u ? u->smem_static : -1;
 	e->local_bytes = u ? u->local_bytes : -1;
 	e->msg = msg ? kt_xstrdup(msg) : NULL;
+	e->stand_in = u && kt_unit_stands_in(&tu->batchcc, u);
+	tu->st.stand_in += e->stand_in;
 	ta->ev_of[idx] = (long)r->nevals++;
 	ta->counts[st]++;
 	tu->counts[st]++;
@@ -179,13 +181,40 @@ static kt_eval *add_eval(tuner *tu, task *ta, size_t idx, kt_status st, const ch
 	return e;
 }
 
+/* A configuration measured again from nvcc's unit (cand.confirm): its eval takes the result in
+ * place of what NVRTC's stand-in gave. */
+static kt_eval *redo_eval(tuner *tu, task *ta, size_t idx, kt_status st, const char *msg, const kt_unit *u)
+{
+	kt_eval *e = &ta->r->evals[ta->ev_of[idx]];
+	ta->counts[e->status]--, tu->counts[e->status]--;
+	ta->counts[st]++, tu->counts[st]++;
+	free(e->msg);
+	e->msg = msg ? kt_xstrdup(msg) : NULL;
+	e->status = st;
+	e->median_us = e->spread_us = 0;
+	e->raced = e->stand_in = 0;
+	e->regs = u ? u->regs : -1;
+	e->smem_static = u ? u->smem_static : -1;
+	e->local_bytes = u ? u->local_bytes : -1;
+	tu->st.confirmed++;
+	return e;
+}
+
+/* Records candidate c's result: a new eval, or the confirmed one of a stand-in. */
+static kt_eval *put_eval(tuner *tu, const cand *c, kt_status st, const char *msg, const kt_unit *u)
+{
+	task *ta = &tu->tasks[c->task];
+	return c->confirm ? redo_eval(tu, ta, c->idx, st, msg, u) : add_eval(tu, ta, c->idx, st, msg, u);
+}
+
 /* Records a candidate that will not be measured (compile failure, over the limits) and tells. */
 static void record_failed(tuner *tu, cand *c, kt_status st, const char *msg, const kt_unit *u)
 {
 	task *ta = &tu->tasks[c->task];
-	add_eval(tu, ta, c->idx, st, msg, u);
+	put_eval(tu, c, st, msg, u);
 	ta->inflight--;
-	tell(ta, c->idx);
+	if (!c->confirm)
+		tell(ta, c->idx);
 }
 
 /* ---- progress ----------------------------------------------------------------------------------- */
@@ -293,20 +322,21 @@ int tu_sort_out(tuner *tu, cand *c)
 	return 1;
 }
 
-/* Makes configuration idx of task k a candidate: waiting for its unit, or ready when the unit is
- * compiled already (for another shape, or earlier). */
-void tu_enqueue(tuner *tu, int k, size_t idx, idlist *fresh)
+/* Makes configuration idx of task k a candidate of its unit of kind UNIT_PLAIN or UNIT_NVCC:
+ * waiting for the unit, or ready when it is compiled already (for another shape, or earlier). */
+static void enqueue(tuner *tu, int k, size_t idx, int kind, idlist *fresh)
 {
 	task *ta = &tu->tasks[k];
-	cand c = {.task = k, .idx = idx, .seq = tu->seq++};
-	ta->ev_of[idx] = PENDING;
+	cand c = {.task = k, .idx = idx, .seq = tu->seq++, .confirm = kind == UNIT_NVCC};
+	if (!c.confirm)
+		ta->ev_of[idx] = PENDING;
 	ta->inflight++;
 	if (!admit(tu, &c))
 		return;
 	kt_buf cfg = {0};
 	kt_tmpl_format_config(ta->t, kt_space_cfg(ta->space, idx), &cfg);
 	c.config = kt_buf_detach(&cfg);
-	c.unit = tu_unit_of(tu, k, kt_space_cfg(ta->space, idx));
+	c.unit = tu_unit_make(tu, k, kt_space_cfg(ta->space, idx), kind);
 	unitrec *ur = &tu->units[c.unit];
 	if (ur->state == U_NEW) {
 		ur->state = U_COMPILING;
@@ -324,6 +354,12 @@ void tu_enqueue(tuner *tu, int k, size_t idx, idlist *fresh)
 		tu_list_add(&tu->waiting, &c);
 	}
 }
+
+void tu_enqueue(tuner *tu, int k, size_t idx, idlist *fresh) { enqueue(tu, k, idx, UNIT_PLAIN, fresh); }
+
+/* Configuration idx of task k, measured from a variant NVRTC compiled standing in for nvcc,
+ * measured again from nvcc's variant. */
+void tu_enqueue_confirm(tuner *tu, int k, size_t idx, idlist *fresh) { enqueue(tu, k, idx, UNIT_NVCC, fresh); }
 
 /* Asks task k's search for up to max configurations; those already evaluated (the default, a
  * known one) are told again at once. */
@@ -427,7 +463,7 @@ static int measure_ready(tuner *tu, kt_err *err)
 		const unitrec *ur = &tu->units[cs[i].unit];
 		kt_buf cmd = {0};
 		kt_buf_printf(&cmd, "eval\t%s\t%s\t%s\t%s", ta->id, ur->u.cubin, ur->u.entry, cs[i].config);
-		if (race > 0 && ta->best_us > 0)
+		if (race > 0 && ta->best_us > 0 && !cs[i].confirm) /* a rival of the choice is timed whole */
 			kt_buf_printf(&cmd, "\t%.4f", ta->best_us * (1 + race));
 		jobs[i].cmd = kt_buf_detach(&cmd);
 	}
@@ -440,7 +476,7 @@ static int measure_ready(tuner *tu, kt_err *err)
 		task *ta = &tu->tasks[cs[i].task];
 		unitrec *ur = &tu->units[cs[i].unit];
 		int ok = jobs[i].status == KT_OK;
-		kt_eval *e = add_eval(tu, ta, cs[i].idx, jobs[i].status, ok ? NULL : jobs[i].reply, &ur->u);
+		kt_eval *e = put_eval(tu, &cs[i], jobs[i].status, ok ? NULL : jobs[i].reply, &ur->u);
 		char word[16] = "";
 		if (ok && sscanf(jobs[i].reply, "%lf\t%lf\t%15s", &e->median_us, &e->spread_us, word) < 2) {
 			e->status = KT_FAULTED;
@@ -451,7 +487,8 @@ static int measure_ready(tuner *tu, kt_err *err)
 		e->raced = e->status == KT_OK && !strcmp(word, "raced");
 		tu->st.raced += e->raced;
 		ta->inflight--;
-		tell(ta, cs[i].idx);
+		if (!cs[i].confirm)
+			tell(ta, cs[i].idx);
 	}
 	for (size_t i = 0; i < n; i++) {
 		free(jobs[i].cmd);
@@ -564,7 +601,7 @@ static void task_reference(tuner *tu, int k, idlist *fresh)
 	size_t ri = ta->def_idx >= 0 ? (size_t)ta->def_idx : 0;
 	if (ta->def_idx >= 0)
 		tu_enqueue(tu, k, ri, fresh);
-	ta->ref_unit = tu_unit_make(tu, k, kt_space_cfg(ta->space, ri), 1);
+	ta->ref_unit = tu_unit_make(tu, k, kt_space_cfg(ta->space, ri), UNIT_REF);
 	if (tu->units[ta->ref_unit].state == U_NEW) { /* the default exceeds the device: its text serves */
 		tu->units[ta->ref_unit].state = U_COMPILING;
 		id_add(fresh, ta->ref_unit);

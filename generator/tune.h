@@ -50,6 +50,8 @@ typedef struct kt_tune_stats {
 	int batches;           /* compile batches */
 	int packed;            /* variants compiled in shared translation units */
 	int by_nvrtc;          /* variants compiled by NVRTC rather than nvcc */
+	int stand_in;          /* evaluations of variants NVRTC compiled standing in for nvcc (nvrtc.h) */
+	int confirmed;         /* the choices' rivals among them, measured again as nvcc compiles them */
 	int compiled;          /* variants compiled (each once, whatever the shapes that measured it) */
 	int early;             /* of those, taken while the rest of their batch still compiled */
 	int reused;            /* evaluations of a variant compiled for another shape of its template */
@@ -72,6 +74,8 @@ typedef struct kt_tune_opts {
 	int batch;                    /* configurations per compile batch; <= 0: from jobs */
 	int pack;                     /* most variants per nvcc translation unit; 0: KT_TUNE_PACK; 1: alone */
 	int no_nvrtc;                 /* nvcc compiles every variant, never the toolkit's NVRTC (nvrtc.h) */
+	const char *nvrtc_kt, *nvrtc_lib; /* tests: the `kt nvrtc` that compiles and the library it is
+				       * given, for exe and the NVRTC beside nvcc */
 	const char *workdir;          /* NULL: a temporary directory, removed at the end */
 	const char *tmpdir;           /* where that one is made ($TMPDIR, read by the command); NULL: /tmp */
 	const char *backend;          /* GPU backend: "cuda" (NULL) or "fake" */

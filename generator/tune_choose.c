@@ -9,10 +9,14 @@
 
 /* ---- the end of a task: time its rivals again, together, and choose ---------------------------- */
 
-/* The unit that measured eval i of task ta. */
+/* The unit that measured eval i of task ta: nvcc's where NVRTC stood in for it (the eval was
+ * confirmed, confirm_rivals). */
 static const unitrec *eval_unit(tuner *tu, const task *ta, long i)
 {
-	long u = tu_unit_of(tu, (int)(ta - tu->tasks), ta->r->evals[i].cfg);
+	int k = (int)(ta - tu->tasks);
+	long u = tu_unit_of(tu, k, ta->r->evals[i].cfg);
+	if (kt_unit_stands_in(&tu->batchcc, &tu->units[u].u))
+		u = tu_unit_make(tu, k, ta->r->evals[i].cfg, UNIT_NVCC);
 	return &tu->units[u];
 }
 
@@ -27,6 +31,10 @@ static int retime(tuner *tu, task *ta, const kt_retimed *c, size_t k, int rounds
 	for (size_t i = 0; i < k; i++) {
 		kt_buf cfg = {0};
 		const unitrec *ur = eval_unit(tu, ta, c[i].eval);
+		if (ur->state != U_DONE || !ur->u.ok) { /* not compiled: the sweep's times stand */
+			kt_buf_free(&cmd);
+			return -1;
+		}
 		kt_tmpl_format_config(ta->t, r->evals[c[i].eval].cfg, &cfg);
 		kt_buf_printf(&cmd, "\t%s\t%s\t%s", ur->u.cubin, ur->u.entry, kt_buf_str(&cfg));
 		kt_buf_free(&cfg);
@@ -71,16 +79,42 @@ static void retime_rivals(tuner *tu, task *ta, kt_retimed *c, size_t k)
 	free(v);
 }
 
+/* The rivals of task ta's choice (decide.h) into rival[]; how many.  A user's --config list is
+ * compared whole; with re-timing off, the fastest alone. */
+static size_t rivals(const tuner *tu, const task *ta, long *rival)
+{
+	int top = tu->o->retime_top == 0 ? DEFAULT_RETIME_TOP : tu->o->retime_top;
+	return kt_decide_rivals(ta->t, ta->r, top > 0 ? (size_t)top : 1, ta->tt->nonly > 0, rival,
+				top < 0 ? 1 : KT_DECIDE_MAX);
+}
+
+/* The choice is made on what nvcc compiles: the rivals that a variant NVRTC compiled standing in
+ * for nvcc measured (nvrtc.h) are measured again from nvcc's variants, which replace them.  A
+ * rival that then falls behind brings in others, confirmed in turn, so the rivals the choice
+ * takes are nvcc's.  Returns how many were asked (0: the rivals are confirmed). */
+static size_t confirm_rivals(tuner *tu, task *ta)
+{
+	long rival[KT_DECIDE_MAX];
+	size_t k = rivals(tu, ta, rival), n = 0;
+	for (size_t i = 0; i < k; i++) {
+		const kt_eval *e = &ta->r->evals[rival[i]];
+		long idx = e->stand_in ? tu_find_cfg(ta->space, ta->t->nparams, e->cfg) : -1;
+		if (idx >= 0) {
+			tu_enqueue_confirm(tu, (int)(ta - tu->tasks), (size_t)idx, &tu->later);
+			n++;
+		}
+	}
+	return n;
+}
+
 /* The choice (decide.h): the rivals of the fastest are timed again together, and the rule picks
  * from their tie set.  The evals keep their sweep times; the rivals and their new times go to
  * r->retimed. */
 static void choose(tuner *tu, task *ta)
 {
 	kt_tune_result *r = ta->r;
-	int top = tu->o->retime_top == 0 ? DEFAULT_RETIME_TOP : tu->o->retime_top;
 	long rival[KT_DECIDE_MAX];
-	/* A user's --config list is compared whole; with re-timing off, the fastest alone. */
-	size_t k = kt_decide_rivals(ta->t, r, top > 0 ? (size_t)top : 1, ta->tt->nonly > 0, rival, top < 0 ? 1 : KT_DECIDE_MAX);
+	size_t k = rivals(tu, ta, rival);
 	r->best = -1;
 	if (!k)
 		return;
@@ -193,7 +227,7 @@ void tu_update_state(tuner *tu, task *ta)
 			return;
 		ask_siblings(tu, (int)(ta - tu->tasks));
 	}
-	if (ta->state == T_DRAINING && ta->inflight == 0)
+	if (ta->state == T_DRAINING && ta->inflight == 0 && !confirm_rivals(tu, ta))
 		tu_finish_task(tu, ta);
 }
 

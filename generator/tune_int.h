@@ -35,6 +35,7 @@ typedef struct group {
 	const kt_tmpl *t;
 	const kt_toolchain *tc;
 	kt_compiler cc;
+	kt_compiler ccn;  /* cc without NVRTC: the variants that confirm what NVRTC stood in for */
 	kt_buf prelude;
 	char *nvcc;       /* the compiler, absolute when given as a path (ninja runs in the work dir) */
 	char **deps;      /* the template and its local headers, absolute */
@@ -47,6 +48,8 @@ typedef struct group {
 } group;
 
 enum { U_NEW, U_COMPILING, U_DONE };
+/* Which unit of a configuration (tu_unit_make): the group's, the reference's own, nvcc's. */
+enum { UNIT_PLAIN, UNIT_REF, UNIT_NVCC };
 
 /* A variant: one configuration of a group, compiled once. */
 typedef struct unitrec {
@@ -65,6 +68,7 @@ typedef struct cand {
 	long unit;
 	kt_launch l;
 	char *config;     /* "BLOCK=256,VEC=8" */
+	int confirm;      /* measured again from nvcc's unit: its result replaces the stand-in's */
 } cand;
 
 typedef struct candlist {
@@ -145,12 +149,13 @@ void tu_cand_free(cand *c);
 const char *tu_stop_reason(const tuner *tu, const task *ta, char *buf, size_t bufsz);
 int tu_sort_out(tuner *tu, cand *c);
 void tu_enqueue(tuner *tu, int k, size_t idx, idlist *fresh);
+void tu_enqueue_confirm(tuner *tu, int k, size_t idx, idlist *fresh);
 long tu_find_cfg(const kt_space *sp, int np, const uint16_t *cfg);
 
 /* tune_units.c: units and compile groups, compile batches. */
 void tu_index_put(tuner *tu, long u);
 long tu_unit_add(tuner *tu);
-long tu_unit_make(tuner *tu, int k, const uint16_t *cfg, int ref);
+long tu_unit_make(tuner *tu, int k, const uint16_t *cfg, int kind);
 long tu_unit_of(tuner *tu, int k, const uint16_t *cfg);
 void tu_group_free(group *g);
 int tu_group_of(tuner *tu, const kt_tmpl *t, const kt_toolchain *tc, kt_err *err);

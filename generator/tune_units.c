@@ -68,19 +68,20 @@ static int is_default(const kt_tmpl *t, const uint16_t *cfg)
 	return 1;
 }
 
-/* The unit of configuration cfg of task k's group: found, or made (U_NEW).  Its text includes
- * the group's copy of the template without its reference kernel (group.noref) unless it is the
- * default's, which runs the reference: so nvcc compiles the reference once, not in every unit.
- * With ref, a unit that holds the reference whatever its configuration (a task whose default
- * is infeasible runs its reference from another configuration's unit): never packed. */
-long tu_unit_make(tuner *tu, int k, const uint16_t *cfg, int ref)
+/* The unit (kind UNIT_*) of configuration cfg of task k's group: found, or made (U_NEW).  Its
+ * text includes the group's copy of the template without its reference kernel (group.noref)
+ * unless it is the default's, which runs the reference: so nvcc compiles the reference once, not
+ * in every unit.  UNIT_REF: a unit that holds the reference whatever its configuration (a task
+ * whose default is infeasible runs its reference from another configuration's unit): never
+ * packed.  UNIT_NVCC: compiled by nvcc, never NVRTC (group.ccn). */
+long tu_unit_make(tuner *tu, int k, const uint16_t *cfg, int kind)
 {
 	const task *ta = &tu->tasks[k];
 	group *g = tu->groups[ta->group];
-	int whole = !g->noref || is_default(ta->t, cfg), alone = ref && !whole;
+	int whole = !g->noref || is_default(ta->t, cfg), alone = kind == UNIT_REF && !whole;
 	char sym[150], name[160];
 	kt_emit_symbol(ta->t, ta->t->kernel, cfg, sym, sizeof sym);
-	snprintf(name, sizeof name, "%s_g%d%s", sym, ta->group, alone ? "_ref" : "");
+	snprintf(name, sizeof name, "%s_g%d%s", sym, ta->group, alone ? "_ref" : kind == UNIT_NVCC ? "_nv" : "");
 	long u = unit_find(tu, name);
 	if (u >= 0)
 		return u;
@@ -92,7 +93,7 @@ long tu_unit_make(tuner *tu, int k, const uint16_t *cfg, int ref)
 	snprintf(ur->sym, sizeof ur->sym, "%s", sym);
 	snprintf(ur->u.name, sizeof ur->u.name, "%s", name);
 	snprintf(ur->u.entry, sizeof ur->u.entry, "%s_kernel", sym);
-	ur->u.cc = &g->cc;
+	ur->u.cc = kind == UNIT_NVCC ? &g->ccn : &g->cc;
 	kt_emit_variant_from(ta->t, from, cfg, sym, &ur->u.src);
 	if (g->cc.prelude && !alone)
 		kt_emit_part_from(ta->t, from, cfg, sym, &ur->u.part);
@@ -100,7 +101,7 @@ long tu_unit_make(tuner *tu, int k, const uint16_t *cfg, int ref)
 	return u;
 }
 
-long tu_unit_of(tuner *tu, int k, const uint16_t *cfg) { return tu_unit_make(tu, k, cfg, 0); }
+long tu_unit_of(tuner *tu, int k, const uint16_t *cfg) { return tu_unit_make(tu, k, cfg, UNIT_PLAIN); }
 
 /* ---- compile groups ---------------------------------------------------------------------------- */
 
@@ -159,9 +160,14 @@ int tu_group_of(tuner *tu, const kt_tmpl *t, const kt_toolchain *tc, kt_err *err
 	const kt_tune_opts *o = tu->o;
 	g->cc = (kt_compiler){abs ? abs : nvcc, o->ninja, g->arch, (const char *const *)g->flagv, nflags, o->jobs,
 			      tu->workdir, (const char *const *)g->deps, g->ndeps, NULL, o->pack > 0 ? o->pack : KT_TUNE_PACK, NULL};
-	g->rtc = (kt_nvrtc_use){tu->exe, o->no_nvrtc ? NULL : kt_nvrtc_library(g->cc.nvcc, (const char *const *)g->flagv, nflags, NULL), 0};
+	g->rtc = (kt_nvrtc_use){o->nvrtc_kt ? o->nvrtc_kt : tu->exe,
+				o->no_nvrtc    ? NULL
+				: o->nvrtc_lib ? kt_xstrdup(o->nvrtc_lib)
+					       : kt_nvrtc_library(g->cc.nvcc, (const char *const *)g->flagv, nflags, NULL),
+				KT_NVRTC_UNKNOWN};
 	if ((g->cc.pack > 1 || g->rtc.lib) && kt_emit_prelude(t, &g->prelude) == 0)
 		g->cc.prelude = kt_buf_str(&g->prelude);
+	g->ccn = g->cc;
 	if (g->rtc.lib && g->cc.prelude) /* NVRTC compiles parts: kernels without a launcher */
 		g->cc.nvrtc = &g->rtc;
 	kt_buf text = {0}, name = {0};
@@ -266,7 +272,7 @@ int tu_compile_finish(tuner *tu, int s, kt_err *err)
 		if (!tu->slot_done[s][i])
 			count_compiled(tu, &u[i]);
 		if (u[i].unpackable) /* its template cannot share a translation unit: alone from now on */
-			tu->groups[ur->group]->cc.prelude = NULL;
+			tu->groups[ur->group]->cc.prelude = tu->groups[ur->group]->ccn.prelude = NULL;
 	}
 	free(u);
 	free(tu->slot_units[s]);

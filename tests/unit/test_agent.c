@@ -518,10 +518,10 @@ static void test_summary(void)
 		return;
 	uint16_t c[4][3] = {{0, 0, 0}, {1, 0, 0}, {2, 0, 0}, {2, 1, 1}};
 	kt_eval ev[4] = {
-		{c[0], KT_OK, 20.0, 0.5, 16, 0, 0, NULL, 0},
-		{c[1], KT_OK, 12.0, 0.2, 18, 0, 0, NULL, 0},
-		{c[2], KT_OK, 10.0, 0.1, 20, 0, 8, NULL, 0},
-		{c[3], KT_CHECK_FAILED, 0, 0, -1, -1, -1, "out[3]: 1.5 vs 2.0\nmore", 0},
+		{c[0], KT_OK, 20.0, 0.5, 16, 0, 0, NULL, 0, 0},
+		{c[1], KT_OK, 12.0, 0.2, 18, 0, 0, NULL, 0, 0},
+		{c[2], KT_OK, 10.0, 0.1, 20, 0, 8, NULL, 0, 0},
+		{c[3], KT_CHECK_FAILED, 0, 0, -1, -1, -1, "out[3]: 1.5 vs 2.0\nmore", 0, 0},
 	};
 	kt_tune_result r = {.nparams = 3, .nevals = 4, .evals = ev, .best = 2, .floor_us = 8.0, .bw_gbs = 4000,
 			    .strategy = "exhaustive", .budget = 10};
@@ -549,8 +549,8 @@ static void test_propose(void)
 	kt_target g;
 	kt_target_lookup("H200", &g, NULL);
 	uint16_t c[3][3] = {{0, 0, 0}, {1, 0, 0}, {2, 0, 0}};
-	kt_eval ev[3] = {{c[0], KT_OK, 30.0, 0.1, 16, 0, 0, NULL, 0}, {c[1], KT_OK, 20.0, 0.1, 16, 0, 0, NULL, 0},
-			 {c[2], KT_OK, 10.0, 0.1, 16, 0, 0, NULL, 0}};
+	kt_eval ev[3] = {{c[0], KT_OK, 30.0, 0.1, 16, 0, 0, NULL, 0, 0}, {c[1], KT_OK, 20.0, 0.1, 16, 0, 0, NULL, 0, 0},
+			 {c[2], KT_OK, 10.0, 0.1, 16, 0, 0, NULL, 0, 0}};
 	kt_tune_result r = {.nparams = 3, .nevals = 3, .evals = ev, .best = 2, .strategy = "exhaustive", .budget = 3};
 	int64_t shape[1] = {4096};
 	kt_plan plan;

@@ -2,8 +2,8 @@
  * (tests/unit/fake/): statuses of planted failures, the chosen winner, budgets, the robust
  * configuration across shapes, the ceilings kept in the cache directory, variants compiled once
  * for two shapes, a task that gives up after failures in a row, the reference kernel compiled in
- * one unit only, the tie rule whatever the order of evaluation, and the first batch sized by what
- * a variant costs nvcc. */
+ * one unit only, the tie rule whatever the order of evaluation, the choice made on nvcc's variants
+ * where NVRTC stood in for it, and the first batch sized by what a variant costs nvcc. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,8 +224,8 @@ static void test_two_gpus(const kt_tmpl *t)
 static void test_robust(const kt_tmpl *t)
 {
 	uint16_t a[3] = {0, 0, 0}, b[3] = {1, 0, 0}, c[3] = {2, 0, 0}, got[3];
-	kt_eval e0[3] = {{a, KT_OK, 10, 0, 0, 0, 0, NULL, 0}, {b, KT_OK, 30, 0, 0, 0, 0, NULL, 0}, {c, KT_OK, 12, 0, 0, 0, 0, NULL, 0}};
-	kt_eval e1[3] = {{a, KT_OK, 40, 0, 0, 0, 0, NULL, 0}, {b, KT_OK, 10, 0, 0, 0, 0, NULL, 0}, {c, KT_OK, 12, 0, 0, 0, 0, NULL, 0}};
+	kt_eval e0[3] = {{a, KT_OK, 10, 0, 0, 0, 0, NULL, 0, 0}, {b, KT_OK, 30, 0, 0, 0, 0, NULL, 0, 0}, {c, KT_OK, 12, 0, 0, 0, 0, NULL, 0, 0}};
+	kt_eval e1[3] = {{a, KT_OK, 40, 0, 0, 0, 0, NULL, 0, 0}, {b, KT_OK, 10, 0, 0, 0, 0, NULL, 0, 0}, {c, KT_OK, 12, 0, 0, 0, 0, NULL, 0, 0}};
 	kt_tune_result r0 = {.nparams = 3, .nevals = 3, .evals = e0, .best = 0};
 	kt_tune_result r1 = {.nparams = 3, .nevals = 3, .evals = e1, .best = 1};
 	const kt_tune_result *rs[2] = {&r0, &r1};
@@ -744,6 +744,74 @@ static void test_patience(const kt_tmpl *t)
 	kt_buf_free(&diags);
 }
 
+/* NVRTC standing in for nvcc (nvrtc.h): a stand-in `kt nvrtc` whose comparison finds other code,
+ * and whose variants run in half the time of nvcc's.  The search measures them, and every rival
+ * of the choice is measured again from nvcc's variant, so the choice and its times are nvcc's. */
+static const char standin_src[] = "// @kt kernel    scale\n"
+				  "// @kt shape     n\n"
+				  "// @kt param     BLOCK  in 64, 128, 256 default 128\n"
+				  "// @kt param     UNROLL in 1, 2, 4 default 1\n"
+				  "// @kt require   n % UNROLL == 0\n"
+				  "// @kt arg       out float[n] out\n"
+				  "// @kt arg       x   float[n] in fill uniform(-2, 2)\n"
+				  "// @kt arg       n   int = n\n"
+				  "// @kt grid      cdiv(n, BLOCK * UNROLL)\n"
+				  "// @kt block     BLOCK\n"
+				  "// @kt bytes     8 * n\n"
+				  "// @kt tolerance 1e-6\n"
+				  "// fake-best: BLOCK=256\n"
+				  "// fake-best: UNROLL=4\n"
+				  "// fake-time-us: 100\n"
+				  "#ifndef BLOCK\n#define BLOCK 128\n#endif\n#ifndef UNROLL\n#define UNROLL 1\n#endif\n"
+				  "__global__ void scale(float *out, const float *x, int n)\n"
+				  "{\n"
+				  "\tint base = (blockIdx.x * BLOCK + threadIdx.x) * UNROLL;\n"
+				  "\tfor (int j = 0; j < UNROLL; j++)\n"
+				  "\t\tif (base + j < n)\n"
+				  "\t\t\tout[base + j] = 2.0f * x[base + j];\n"
+				  "}\n";
+
+static void test_stand_in(const char *dir)
+{
+	char work[600];
+	kt_err err = {0};
+	kt_tmpl *t = write_template(dir, "standin.cu.tmpl", standin_src, sizeof standin_src - 1);
+	if (!t)
+		return;
+	snprintf(work, sizeof work, "%s/standin-work", dir);
+	setenv("FAKE_NVRTC_VERDICT", "differs", 1);
+	setenv("FAKE_NVRTC_SED", "s/fake-time-us: 100/fake-time-us: 50/", 1);
+	kt_tune_opts o = fake_opts(work);
+	o.strategy = "exhaustive";
+	o.nvrtc_kt = KT_FAKE_DIR "/fake_kt_nvrtc.sh";
+	o.nvrtc_lib = "libnvrtc.so";
+	kt_tune_stats st = {0};
+	o.stats = &st;
+	int64_t shape[1] = {4096};
+	kt_tune_result r;
+	CHECK_INT(tune(t, shape, &o, &r, &err), 0);
+	CHECK_INT(r.nevals, 9);
+	/* The first batches compare NVRTC with nvcc (nvcc's variants); the later ones stand in.  The
+	 * rivals are confirmed; the stand-ins that racing left behind are not. */
+	CHECK(st.stand_in > 0);
+	CHECK(st.confirmed > 0 && st.confirmed <= st.stand_in);
+	for (size_t i = 0; i < r.nretimed; i++)
+		CHECK_INT(r.evals[r.retimed[i].eval].stand_in, 0);
+	kt_buf cfg = {0};
+	if (r.best >= 0)
+		kt_tmpl_format_config(t, r.evals[r.best].cfg, &cfg);
+	CHECK_STR(kt_buf_str(&cfg), "BLOCK=256,UNROLL=4");
+	CHECK(r.best >= 0 && r.evals[r.best].median_us > 95); /* nvcc's 100 us, not NVRTC's 50 */
+	CHECK(r.nretimed > 1);
+	for (size_t i = 0; i < r.nretimed; i++)
+		CHECK(r.retimed[i].us > 95);
+	kt_buf_free(&cfg);
+	kt_tune_result_free(&r);
+	unsetenv("FAKE_NVRTC_VERDICT");
+	unsetenv("FAKE_NVRTC_SED");
+	kt_tmpl_free(t);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/kt-test-tune-XXXXXX";
@@ -764,6 +832,7 @@ int main(void)
 		test_give_up(dir);
 		test_ties(dir);
 		test_reference_once(dir);
+		test_stand_in(dir);
 		test_first_batch(dir);
 		test_patience(t);
 		test_siblings(t);

@@ -241,14 +241,21 @@ static int start_ninja(const kt_compiler *c, const char *const *stems, const kt_
 	return rc;
 }
 
-/* How a pack of compiler cc compiles, given the compilers of the stems before it (ccs[0..n)):
- * by NVRTC once it was compared with nvcc and compiled; until then the compiler's first pack of a
- * batch by both (in parallel: no longer than nvcc alone), the others by nvcc, which a failure
- * then costs nothing. */
-static enum how how_of(const kt_compiler *cc, const kt_compiler *const *ccs, size_t n)
+/* A pack of more variants than this shares nvcc's fixed cost (the CUDA headers) so far that NVRTC
+ * standing in for nvcc saves little of it, less than confirming the choice on nvcc's variants
+ * costs (bench/RESULTS.md): nvcc compiles it. */
+enum { STAND_IN_PACK = 2 };
+
+/* How a pack of size units of compiler cc compiles, given the compilers of the stems before it
+ * (ccs[0..n)): by NVRTC once it was compared with nvcc and compiled, where it stands in for nvcc
+ * only in small packs; until then the compiler's first pack of a batch by both (in parallel: no
+ * longer than nvcc alone), the others by nvcc, which a failure then costs nothing. */
+static enum how how_of(const kt_compiler *cc, const kt_compiler *const *ccs, size_t n, size_t size)
 {
 	if (!cc->nvrtc || cc->nvrtc->state == KT_NVRTC_OFF)
 		return BY_NVCC;
+	if (cc->nvrtc->state == KT_NVRTC_STANDS_IN)
+		return size > STAND_IN_PACK ? BY_NVCC : BY_NVRTC;
 	if (cc->nvrtc->state != KT_NVRTC_UNKNOWN)
 		return BY_NVRTC;
 	for (size_t i = 0; i < n; i++)
@@ -278,12 +285,15 @@ int kt_compile_start(const kt_compiler *c, kt_unit *units, size_t n, int slot, k
 		kt_buf text = {0};
 		const kt_compiler *cc = unit_cc(c, &units[first[k]]);
 		kt_buf_puts(&text, cc->prelude);
+		size_t size = 0;
 		for (size_t i = first[k]; i < n; i++)
-			if (pack_of[i] == k)
+			if (pack_of[i] == k) {
 				kt_buf_add(&text, units[i].part.data, units[i].part.len);
+				size++;
+			}
 		pack_stem(&units[first[k]], packs[k], sizeof packs[k]);
 		rc = write_source(c, packs[k], &text, err);
-		hows[nstems] = how_of(cc, ccs, nstems);
+		hows[nstems] = how_of(cc, ccs, nstems, size);
 		ccs[nstems] = cc;
 		stems[nstems++] = packs[k];
 		kt_buf_free(&text);

@@ -19,8 +19,9 @@
  *
  * NVRTC (kt_compiler.nvrtc): until NVRTC was compared with nvcc for a compiler, the first pack
  * of each batch is compiled by both and the rest by nvcc.  Then NVRTC compiles where it gave
- * nvcc's machine code or other code (it stands in for nvcc: kt_unit_stands_in), and nvcc where it
- * could not compile; what NVRTC compiled in a batch that finishes after that is compiled again.
+ * nvcc's machine code, and where it gave other code in packs of at most two variants (it stands
+ * in for nvcc: kt_unit_stands_in; a larger pack shares nvcc's fixed cost), and nvcc where it could
+ * not compile; what NVRTC compiled in a batch that finishes after that is compiled again.
  * So no unit that NVRTC compiled is measured unless NVRTC compiled a unit of the same template
  * and flags beside nvcc.
  */

@@ -9,9 +9,9 @@
  * first unit is compiled both ways and compared (kt_cubin_same_code):
  *   - the same machine code (the elementwise templates): NVRTC compiles from then on;
  *   - other machine code (NVRTC 13 addresses __shared__ arrays in 64 bits where nvcc uses 32):
- *     NVRTC stands in for nvcc.  Its variants serve the search, which they time as nvcc's do
- *     (bench/RESULTS.md), and the tuner compiles the configurations it chooses between again
- *     with nvcc, measures those and chooses from them (tune.h);
+ *     NVRTC stands in for nvcc in small packs (compile.h).  Its variants serve the search, which
+ *     they time as nvcc's do (bench/RESULTS.md), and the tuner compiles the configurations it
+ *     chooses between again with nvcc, measures those and chooses from them;
  *   - NVRTC cannot compile it: nvcc from then on.
  *
  * `kt nvrtc --lib LIB [--verify] -- NVCC ARGS...` is a ninja edge's compiler: ARGS are nvcc's

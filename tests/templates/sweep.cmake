@@ -1,6 +1,7 @@
 # A full-space correctness sweep: kt tune evaluates every feasible configuration of TEMPLATE at
 # SHAPE (exhaustive), each checked against the template's naive reference on fresh inputs; or,
-# given CONFIGS (P=V,... entries separated by '|'), those configurations only.
+# given CONFIGS (P=V,... entries separated by '|'), those configurations only.  Each is compiled by
+# nvcc, as a build compiles it (--no-nvrtc: NVRTC's stand-ins would check other machine code).
 # Fails when any configuration compiled but then disagreed, faulted or hung; skipped without a GPU.
 # -DKT=kt -DTEMPLATE=file -DSHAPE=spec -DWORK=dir [-DTYPE=T=x] [-DARCH=90a] [-DCONFIGS=a|b]
 set(type_args "")
@@ -21,7 +22,7 @@ endif()
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 execute_process(
-  COMMAND ${KT} tune ${TEMPLATE} ${type_args} --shape ${SHAPE} ${what} --quiet
+  COMMAND ${KT} tune ${TEMPLATE} ${type_args} --shape ${SHAPE} ${what} --quiet --no-nvrtc
           --workdir ${WORK} --timeout 20
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}${err}")

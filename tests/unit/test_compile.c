@@ -321,8 +321,8 @@ static void test_pack_failures(const char *nvcc, const char *dir)
 
 /* How batches use NVRTC, with a stand-in for `kt nvrtc` whose comparison with nvcc finds the same
  * code, other code or a failure: the first pack of a batch compares, the rest go to nvcc; then
- * NVRTC compiles where it gave code (its units stand in for nvcc's where the code differs), and
- * nvcc alone where it failed.  A batch that NVRTC compiled and that finishes after a failure is
+ * NVRTC compiles where it gave code (its units stand in for nvcc's where the code differs, in
+ * packs of at most two), and nvcc alone where it failed.  A batch that NVRTC compiled and that finishes after a failure is
  * compiled again by nvcc. */
 static void test_nvrtc_batches(const char *nvcc, const char *dir)
 {
@@ -378,6 +378,20 @@ static void test_nvrtc_batches(const char *nvcc, const char *dir)
 		kt_buf_free(&text);
 		for (int i = 0; i < 2; i++)
 			kt_unit_free(&u[i]);
+
+		/* One job: a pack of three, which shares nvcc's fixed cost.  NVRTC compiles it only
+		 * where it gives nvcc's code; where it would stand in, nvcc does. */
+		kt_unit w[3];
+		kt_compiler one = c;
+		one.jobs = 1;
+		part_unit(&w[0], "nf", "__global__ void %s(float *o) { o[5] = 6.f; }\n");
+		part_unit(&w[1], "ng", "__global__ void %s(float *o) { o[6] = 7.f; }\n");
+		part_unit(&w[2], "nh", "__global__ void %s(float *o) { o[7] = 8.f; }\n");
+		CHECK_INT(kt_compile(&one, w, 3, &err), 0);
+		CHECK_INT(w[0].packed && w[1].packed && w[2].packed, 1);
+		CHECK_INT(w[0].by_nvrtc + w[1].by_nvrtc + w[2].by_nvrtc, cases[k].state == KT_NVRTC_SAME_CODE ? 3 : 0);
+		for (int i = 0; i < 3; i++)
+			kt_unit_free(&w[i]);
 	}
 	unsetenv("FAKE_NVRTC_VERDICT");
 }

@@ -147,6 +147,17 @@ static void tell(task *ta, size_t idx)
 		kt_search_tell(ta->search, idx, ok ? e->median_us : -1.0);
 }
 
+/* An eval's status, message, and what its variant uses and was compiled by (not its times). */
+static void set_result(const tuner *tu, kt_eval *e, kt_status st, const char *msg, const kt_unit *u)
+{
+	e->status = st;
+	e->msg = msg ? kt_xstrdup(msg) : NULL;
+	e->regs = u ? u->regs : -1;
+	e->smem_static = u ? u->smem_static : -1;
+	e->local_bytes = u ? u->local_bytes : -1;
+	e->stand_in = u && kt_unit_stands_in(&tu->batchcc, u);
+}
+
 /* Records space index idx of task ta as evaluated: status, times, resources. */
 static kt_eval *add_eval(tuner *tu, task *ta, size_t idx, kt_status st, const char *msg, const kt_unit *u)
 {
@@ -156,12 +167,7 @@ static kt_eval *add_eval(tuner *tu, task *ta, size_t idx, kt_status st, const ch
 	memset(e, 0, sizeof *e);
 	e->cfg = kt_xmalloc((size_t)ta->t->nparams * sizeof *e->cfg + 1);
 	memcpy(e->cfg, kt_space_cfg(ta->space, idx), (size_t)ta->t->nparams * sizeof *e->cfg);
-	e->status = st;
-	e->regs = u ? u->regs : -1;
-	e->smem_static = u ? u->smem_static : -1;
-	e->local_bytes = u ? u->local_bytes : -1;
-	e->msg = msg ? kt_xstrdup(msg) : NULL;
-	e->stand_in = u && kt_unit_stands_in(&tu->batchcc, u);
+	set_result(tu, e, st, msg, u);
 	tu->st.stand_in += e->stand_in;
 	ta->ev_of[idx] = (long)r->nevals++;
 	ta->counts[st]++;
@@ -189,13 +195,9 @@ static kt_eval *redo_eval(tuner *tu, task *ta, size_t idx, kt_status st, const c
 	ta->counts[e->status]--, tu->counts[e->status]--;
 	ta->counts[st]++, tu->counts[st]++;
 	free(e->msg);
-	e->msg = msg ? kt_xstrdup(msg) : NULL;
-	e->status = st;
 	e->median_us = e->spread_us = 0;
-	e->raced = e->stand_in = 0;
-	e->regs = u ? u->regs : -1;
-	e->smem_static = u ? u->smem_static : -1;
-	e->local_bytes = u ? u->local_bytes : -1;
+	e->raced = 0;
+	set_result(tu, e, st, msg, u); /* nvcc's variant: no longer a stand-in */
 	tu->st.confirmed++;
 	return e;
 }

@@ -70,13 +70,16 @@ typedef struct kt_unit {
 	char *cubin;       /* its path (owned); packed units share one */
 	char *msg;         /* the compiler's output when it failed (owned) */
 	int regs, smem_static, local_bytes, spill_bytes; /* -1 when unknown */
+	long dyn_smem;     /* its launch's dynamic shared memory in bytes (given by the caller; 0: none) */
 	double seconds;    /* how long its nvcc ran (its pack's, when packed), from ninja's log; 0: unknown */
 } kt_unit;
 
 void kt_unit_free(kt_unit *u);
 /* 1 when u (of a batch of compiler c) was compiled by NVRTC standing in for nvcc (nvrtc.h): its
  * machine code is not what nvcc makes of the same text, which a choice between variants must be
- * confirmed on. */
+ * confirmed on.  Where the comparison found the same code on a kernel without shared memory, a
+ * kernel with shared memory (static, or u->dyn_smem) stands in too: what NVRTC 13 compiles
+ * otherwise is how it addresses shared memory, which that comparison did not see. */
 int kt_unit_stands_in(const kt_compiler *c, const kt_unit *u);
 
 /* Parallel compile jobs: c->jobs, else the number of cores. */

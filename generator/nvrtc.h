@@ -7,7 +7,8 @@
  * only for the tuner's packed units (kernels, no host launcher), only with the NVRTC of the
  * toolkit the nvcc belongs to and of its release, and only for flags it knows how to pass.  The
  * first unit is compiled both ways and compared (kt_cubin_same_code):
- *   - the same machine code (the elementwise templates): NVRTC compiles from then on;
+ *   - the same machine code (the elementwise templates): NVRTC compiles from then on, and where
+ *     the compared kernel used no shared memory, the kernels that do stand in (below);
  *   - other machine code (NVRTC 13 addresses __shared__ arrays in 64 bits where nvcc uses 32):
  *     NVRTC stands in for nvcc in small packs (compile.h).  Its variants serve the search, which
  *     they time as nvcc's do (bench/RESULTS.md), and the tuner compiles the configurations it
@@ -42,6 +43,8 @@ typedef struct kt_nvrtc_use {
 	const char *kt;  /* the kt executable whose `kt nvrtc` compiles a unit */
 	const char *lib; /* the NVRTC library of the compiler's toolkit */
 	int state;       /* KT_NVRTC_*: not yet compared, the same code, standing in, nvcc from now on */
+	int shared_seen; /* the compared unit's kernel used shared memory: "the same code" then holds
+			  * for kernels that do (else they stand in, compile.h) */
 } kt_nvrtc_use;
 
 /* The NVRTC library (a path, owned by the caller) that compiles as nvcc (a path, or a name

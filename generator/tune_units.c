@@ -68,6 +68,17 @@ static int is_default(const kt_tmpl *t, const uint16_t *cfg)
 	return 1;
 }
 
+/* The dynamic shared memory of configuration cfg at task ta's shape (0 where its launch cannot
+ * be computed: such a configuration is never compiled). */
+static long dyn_smem(const task *ta, const uint16_t *cfg)
+{
+	kt_val env[KT_MAX_SLOTS];
+	kt_launch l;
+	kt_err e = {0};
+	kt_tmpl_env(ta->t, ta->shape, cfg, env);
+	return kt_tmpl_launch(ta->t, env, &l, &e) ? 0 : (long)l.smem;
+}
+
 /* The unit (kind UNIT_*) of configuration cfg of task k's group: found, or made (U_NEW).  Its
  * text includes the group's copy of the template without its reference kernel (group.noref)
  * unless it is the default's, which runs the reference: so nvcc compiles the reference once, not
@@ -94,6 +105,7 @@ long tu_unit_make(tuner *tu, int k, const uint16_t *cfg, int kind)
 	snprintf(ur->u.name, sizeof ur->u.name, "%s", name);
 	snprintf(ur->u.entry, sizeof ur->u.entry, "%s_kernel", sym);
 	ur->u.cc = kind == UNIT_NVCC ? &g->ccn : &g->cc;
+	ur->u.dyn_smem = dyn_smem(ta, cfg);
 	kt_emit_variant_from(ta->t, from, cfg, sym, &ur->u.src);
 	if (g->cc.prelude && !alone)
 		kt_emit_part_from(ta->t, from, cfg, sym, &ur->u.part);
@@ -164,7 +176,7 @@ int tu_group_of(tuner *tu, const kt_tmpl *t, const kt_toolchain *tc, kt_err *err
 				o->no_nvrtc    ? NULL
 				: o->nvrtc_lib ? kt_xstrdup(o->nvrtc_lib)
 					       : kt_nvrtc_library(g->cc.nvcc, (const char *const *)g->flagv, nflags, NULL),
-				KT_NVRTC_UNKNOWN};
+				KT_NVRTC_UNKNOWN, 0};
 	if ((g->cc.pack > 1 || g->rtc.lib) && kt_emit_prelude(t, &g->prelude) == 0)
 		g->cc.prelude = kt_buf_str(&g->prelude);
 	g->ccn = g->cc;

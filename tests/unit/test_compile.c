@@ -335,7 +335,7 @@ static void test_nvrtc_batches(const char *nvcc, const char *dir)
 		snprintf(work, sizeof work, "%s/nvrtc_%s", dir, cases[k].verdict);
 		setenv("FAKE_NVRTC_VERDICT", cases[k].verdict, 1);
 		kt_err err = {0};
-		kt_nvrtc_use use = {KT_FAKE_DIR "/fake_kt_nvrtc.sh", "libnvrtc.so", KT_NVRTC_UNKNOWN};
+		kt_nvrtc_use use = {KT_FAKE_DIR "/fake_kt_nvrtc.sh", "libnvrtc.so", KT_NVRTC_UNKNOWN, 0};
 		kt_compiler c = {nvcc, NULL, "90", NULL, 0, 2, work, NULL, 0, pack_prelude, 8, &use};
 		kt_unit u[2];
 		part_unit(&u[0], "na", "__global__ void %s(float *o) { o[0] = 1.f; }\n");
@@ -379,6 +379,28 @@ static void test_nvrtc_batches(const char *nvcc, const char *dir)
 		for (int i = 0; i < 2; i++)
 			kt_unit_free(&u[i]);
 
+		/* The same code found on a kernel with shared memory vouches for kernels with it; found
+		 * on one without, it does not (test_nvrtc_shared). */
+		if (cases[k].state == KT_NVRTC_SAME_CODE)
+			for (int seen = 0; seen < 2; seen++) {
+				kt_nvrtc_use fresh = {use.kt, use.lib, KT_NVRTC_UNKNOWN, 0};
+				kt_compiler d = c;
+				d.nvrtc = &fresh;
+				d.jobs = 1;
+				static const char shared[] = "__global__ void %s(float *o) { __shared__ float s[32]; "
+							     "s[threadIdx.x] = 1.f; __syncthreads(); o[0] = s[31]; }\n";
+				part_unit(&u[0], seen ? "ni" : "nj", seen ? shared : "__global__ void %s(float *o) { o[8] = 9.f; }\n");
+				CHECK_INT(kt_compile(&d, &u[0], 1, &err), 0);
+				CHECK_INT(fresh.state, KT_NVRTC_SAME_CODE);
+				CHECK_INT(fresh.shared_seen, seen);
+				part_unit(&u[1], seen ? "nk" : "nl", shared);
+				CHECK_INT(kt_compile(&d, &u[1], 1, &err), 0);
+				CHECK_INT(u[1].by_nvrtc, 1);
+				CHECK_INT(kt_unit_stands_in(&d, &u[1]), !seen);
+				for (int i = 0; i < 2; i++)
+					kt_unit_free(&u[i]);
+			}
+
 		/* One job: a pack of three, which shares nvcc's fixed cost.  NVRTC compiles it only
 		 * where it gives nvcc's code; where it would stand in, nvcc does. */
 		kt_unit w[3];
@@ -394,6 +416,63 @@ static void test_nvrtc_batches(const char *nvcc, const char *dir)
 			kt_unit_free(&w[i]);
 	}
 	unsetenv("FAKE_NVRTC_VERDICT");
+}
+
+/* "The same code" found on a kernel without shared memory does not vouch for one with it: NVRTC
+ * 13 addresses shared memory otherwise than nvcc, so such a kernel that NVRTC compiles stands in
+ * for nvcc's (its code does differ, here seen), as does one whose launch gives it dynamic shared
+ * memory; a kernel without either does not. */
+static void test_nvrtc_shared(const char *nvcc, const char *dir)
+{
+	const char *why = NULL;
+	char *lib = kt_nvrtc_library(nvcc, NULL, 0, &why);
+	if (!lib) {
+		printf("skipping NVRTC on shared memory: %s\n", why);
+		return;
+	}
+	static const char plain[] = "__global__ void %s(float *o) { o[threadIdx.x] *= 2.f; }\n",
+			  shared[] = "__global__ void %s(float *o) { __shared__ float s[64]; s[threadIdx.x] = o[threadIdx.x];"
+				     " __syncthreads(); o[threadIdx.x] = s[63 - threadIdx.x]; }\n",
+			  dynamic[] = "__global__ void %s(float *o) { extern __shared__ float d[]; d[threadIdx.x] = o[threadIdx.x];"
+				      " __syncthreads(); o[threadIdx.x] = d[63 - threadIdx.x]; }\n";
+	kt_err err = {0};
+	char work[600], work_nvcc[600];
+	snprintf(work, sizeof work, "%s/rtc_shared", dir);
+	snprintf(work_nvcc, sizeof work_nvcc, "%s/rtc_shared_nvcc", dir);
+	kt_nvrtc_use use = {KT_EXE, lib, KT_NVRTC_UNKNOWN, 0};
+	kt_compiler c = {nvcc, NULL, "90", NULL, 0, 1, work, NULL, 0, pack_prelude, 8, &use};
+	kt_compiler by_nvcc = c;
+	by_nvcc.nvrtc = NULL;
+	by_nvcc.workdir = work_nvcc;
+	kt_unit u[4], theirs;
+	part_unit(&u[0], "sa", plain); /* the comparison */
+	CHECK_INT(kt_compile(&c, &u[0], 1, &err), 0);
+	CHECK_INT(use.state, KT_NVRTC_SAME_CODE);
+	CHECK_INT(use.shared_seen, 0);
+	part_unit(&u[1], "sb", shared);
+	part_unit(&u[2], "sc", plain);
+	part_unit(&u[3], "sd", dynamic);
+	u[3].dyn_smem = 256;
+	for (int i = 1; i < 4; i++) {
+		CHECK_INT(kt_compile(&c, &u[i], 1, &err), 0);
+		CHECK_INT(u[i].by_nvrtc, 1);
+		CHECK_INT(kt_unit_stands_in(&c, &u[i]), i != 2);
+	}
+	CHECK_INT(u[1].smem_static, 256);
+	part_unit(&theirs, "sb", shared);
+	CHECK_INT(kt_compile(&by_nvcc, &theirs, 1, &err), 0);
+	kt_buf x = {0}, y = {0};
+	char what[128] = "";
+	kt_read_file(u[1].cubin, &x, &err);
+	kt_read_file(theirs.cubin, &y, &err);
+	CHECK_INT(kt_cubin_same_code(x.data, x.len, y.data, y.len, what, sizeof what), 0);
+	kt_buf_free(&x);
+	kt_buf_free(&y);
+	kt_unit_free(&theirs);
+	for (int i = 0; i < 4; i++)
+		kt_unit_free(&u[i]);
+
+	free(lib);
 }
 
 /* Every shipped template's default configuration through the real `kt nvrtc`: the first batch
@@ -426,7 +505,7 @@ static void test_nvrtc_templates(const char *nvcc, const char *dir)
 		}
 		char work[600];
 		snprintf(work, sizeof work, "%s/rtc_%s", dir, names[k]);
-		kt_nvrtc_use use = {KT_EXE, lib, 0};
+		kt_nvrtc_use use = {KT_EXE, lib, 0, 0};
 		kt_compiler c = {nvcc, NULL, "90a", NULL, 0, 1, work, NULL, 0, kt_buf_str(&prelude), 8, &use};
 		uint16_t cfg[64] = {0};
 		for (int i = 0; i < t->nparams; i++)
@@ -564,6 +643,7 @@ int main(void)
 		test_pack_failures(nvcc, dir);
 		test_nvrtc_batches(nvcc, dir);
 		test_nvrtc_templates(nvcc, dir);
+		test_nvrtc_shared(nvcc, dir);
 		char cmd[128];
 		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 		if (system(cmd))

@@ -10,8 +10,11 @@
 # shape whose two records chose different configurations, one `kt tune --config A --config B
 # --no-race` times both together, interleaved, in blocks (its final choice, docs/search.md) and
 # the table shows each one's mean time and its 95% interval from that run, and the ratio of the
-# first choice's time to the second's.  Last: how many shapes chose differently, and how many of
-# those pairs are more than 2% apart (issue 22's target: none).  Each configure's own table and
+# first choice's time to the second's, and (seen) whether run 1's search evaluated choice 2 and
+# run 2's choice 1 at all (y/n).  Last: how many shapes chose differently, how many of those pairs
+# are more than 2% apart (issue 22's target: none), and at how many of those a search never
+# evaluated the other run's choice (the search missed it; else the two final re-timings ranked
+# the pair differently).  Each configure's own table and
 # log, and each side-by-side run's output, stay in OUTDIR.
 set -euo pipefail
 
@@ -29,10 +32,23 @@ done
 
 # "kernel|shape<TAB>configuration" of each record of run $1, sorted for join
 choices() { awk -F'\t' '{ print $3 "|" $4 "\t" $7 }' "$out/$1/records.tsv" | LC_ALL=C sort -t $'\t' -k1,1; }
+# Whether run $1's search at kernel $2, shape $3 evaluated configuration $4 (a choice of the
+# other run): "yes" or "no".  A pair apart where a run never evaluated the other's choice is one
+# its search missed; where both did, the two runs' final re-timings ranked them differently.
+evaluated() {
+	local key
+	key=$(awk -F'\t' -v k="$2" -v s="$3" '$3 == k && $4 == s { print $2; exit }' "$out/$1/records.tsv")
+	"$kt" cache show "$key" --cache-dir "$out/$1/cache" 2>/dev/null | awk -v want="$4" '
+		/^\t"[a-z_]+":/ { on = /^\t"evaluated":/ }
+		on && /"config":/ { c = ""; inc = 1; next }
+		on && inc && /}/ { found = found || c == want; inc = 0; next }
+		on && inc { v = $0; gsub(/[\t ",]/, "", v); sub(/:/, "=", v); c = c (c == "" ? "" : ",") v }
+		END { print (found ? "yes" : "no") }'
+}
 LC_ALL=C join -t $'\t' -j 1 <(choices 1) <(choices 2) >"$out/pairs.tsv"
 
-printf '\n%-18s %-28s %10s %10s %7s %7s %7s  %s\n' kernel shape us_1 us_2 ci_1 ci_2 ratio "choice 1 / choice 2"
-same=0 differ=0 over=0 worst=1 i=0
+printf '\n%-18s %-28s %10s %10s %7s %7s %7s %-7s  %s\n' kernel shape us_1 us_2 ci_1 ci_2 ratio seen "choice 1 / choice 2"
+same=0 differ=0 over=0 missed=0 worst=1 i=0
 while IFS=$'\t' read -r ks c1 c2; do
 	name=${ks%%|*} shape=${ks#*|}
 	if [[ $c1 == "$c2" ]]; then
@@ -48,14 +64,18 @@ while IFS=$'\t' read -r ks c1 c2; do
 			for (i = 5; i <= NF; i++) if ($i ~ /=/) c = $i
 			if (c == a) { x = $2; y = $4 } if (c == b) { z = $2; w = $4 } }
 		END { print (x == "" ? "-" : x), (y == "" ? "-" : y), (z == "" ? "-" : z), (w == "" ? "-" : w) }' "$log")
-	ratio=-
+	# "yes/no": whether run 1 evaluated choice 2, and run 2 choice 1
+	seen="$(evaluated 1 "$name" "$shape" "$c2" | cut -c1)/$(evaluated 2 "$name" "$shape" "$c1" | cut -c1)"
+	ratio=- far=0
 	if [[ $u1 != - && $u2 != - ]]; then
 		ratio=$(awk -v a="$u1" -v b="$u2" 'BEGIN { printf "%.4f", a / b }')
 		far=$(awk -v r="$ratio" -v l="$limit" 'BEGIN { print (r > 1 + l || r < 1 / (1 + l)) }')
 		over=$((over + far))
 		worst=$(awk -v r="$ratio" -v w="$worst" 'BEGIN { r = r < 1 ? 1 / r : r; print (r > w ? r : w) }')
 	fi
-	printf '%-18s %-28s %10s %10s %7s %7s %7s  %s / %s\n' "$name" "$shape" "$u1" "$u2" "$e1" "$e2" "$ratio" "$c1" "$c2"
+	[[ $far == 1 && $seen == *n* ]] && missed=$((missed + 1))
+	printf '%-18s %-28s %10s %10s %7s %7s %7s %-7s  %s / %s\n' "$name" "$shape" "$u1" "$u2" "$e1" "$e2" "$ratio" "$seen" "$c1" "$c2"
 done <"$out/pairs.tsv"
 echo "shapes: $((same + differ)) with a record in both runs; the same choice at $same, different at $differ;" \
-	"pairs more than 2% apart: $over (the worst $(printf '%.4f' "$worst") of slower over faster)"
+	"pairs more than 2% apart: $over (the worst $(printf '%.4f' "$worst") of slower over faster)," \
+	"$missed of them where a run never evaluated the other's choice (seen: n)"

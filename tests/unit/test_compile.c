@@ -418,18 +418,26 @@ static void test_nvrtc_batches(const char *nvcc, const char *dir)
 	unsetenv("FAKE_NVRTC_VERDICT");
 }
 
+/* The NVRTC of nvcc's toolkit (owned by the caller), else NULL, saying why the tests on `what`
+ * are skipped. */
+static char *real_nvrtc(const char *nvcc, const char *what)
+{
+	const char *why = NULL;
+	char *lib = kt_nvrtc_library(nvcc, NULL, 0, &why);
+	if (!lib)
+		printf("skipping NVRTC on %s: %s\n", what, why);
+	return lib;
+}
+
 /* "The same code" found on a kernel without shared memory does not vouch for one with it: NVRTC
  * 13 addresses shared memory otherwise than nvcc, so such a kernel that NVRTC compiles stands in
  * for nvcc's (its code does differ, here seen), as does one whose launch gives it dynamic shared
  * memory; a kernel without either does not. */
 static void test_nvrtc_shared(const char *nvcc, const char *dir)
 {
-	const char *why = NULL;
-	char *lib = kt_nvrtc_library(nvcc, NULL, 0, &why);
-	if (!lib) {
-		printf("skipping NVRTC on shared memory: %s\n", why);
+	char *lib = real_nvrtc(nvcc, "shared memory");
+	if (!lib)
 		return;
-	}
 	static const char plain[] = "__global__ void %s(float *o) { o[threadIdx.x] *= 2.f; }\n",
 			  shared[] = "__global__ void %s(float *o) { __shared__ float s[64]; s[threadIdx.x] = o[threadIdx.x];"
 				     " __syncthreads(); o[threadIdx.x] = s[63 - threadIdx.x]; }\n",
@@ -483,12 +491,9 @@ static void test_nvrtc_shared(const char *nvcc, const char *dir)
  * shared-memory addresses where nvcc gives 32-bit ones. */
 static void test_nvrtc_templates(const char *nvcc, const char *dir)
 {
-	const char *why = NULL;
-	char *lib = kt_nvrtc_library(nvcc, NULL, 0, &why);
-	if (!lib) {
-		printf("skipping NVRTC on the templates: %s\n", why);
+	char *lib = real_nvrtc(nvcc, "the templates");
+	if (!lib)
 		return;
-	}
 	static const char *const names[] = {"fused_add_rmsnorm", "gelu_and_mul", "gemm", "merge_attn_states",
 					    "rmsnorm", "silu_and_mul", "softmax", "transpose"};
 	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {

@@ -51,13 +51,16 @@ static void put_ninja_path(kt_buf *b, const char *s)
 /* The compiler a unit is built with: its own, else the batch's. */
 static const kt_compiler *unit_cc(const kt_compiler *c, const kt_unit *u) { return u->cc ? u->cc : c; }
 
+/* Whether u's kernel uses shared memory: a static array (ptxas's report) or its launch's. */
+static int uses_shared(const kt_unit *u) { return u->smem_static > 0 || u->dyn_smem > 0; }
+
 int kt_unit_stands_in(const kt_compiler *c, const kt_unit *u)
 {
 	const kt_nvrtc_use *rtc = unit_cc(c, u)->nvrtc;
 	if (!u->ok || !u->by_nvrtc || !rtc)
 		return 0;
 	return rtc->state == KT_NVRTC_STANDS_IN ||
-	       (rtc->state == KT_NVRTC_SAME_CODE && !rtc->shared_seen && (u->smem_static > 0 || u->dyn_smem > 0));
+	       (rtc->state == KT_NVRTC_SAME_CODE && !rtc->shared_seen && uses_shared(u));
 }
 
 /* "-cubin -arch=sm_90 <flags> -Xptxas -v" for compiler cc, appended to b. */
@@ -358,7 +361,7 @@ static int read_result(const kt_compiler *c, kt_unit *u, const char *stem)
 		u->msg = trim_log(kt_buf_str(&log));
 	else if (u->entry[0])
 		kt_ptxas_parse(kt_buf_str(&log), u->entry, &u->regs, &u->smem_static, &u->local_bytes, &u->spill_bytes);
-	if (rtc && u->ok && strstr(kt_buf_str(&log), KT_NVRTC_SAME) && (u->smem_static > 0 || u->dyn_smem > 0))
+	if (rtc && u->ok && strstr(kt_buf_str(&log), KT_NVRTC_SAME) && uses_shared(u))
 		rtc->shared_seen = 1;
 	kt_buf_free(&log);
 	free(logpath);

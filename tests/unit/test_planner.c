@@ -278,6 +278,55 @@ static void test_limits(void)
 	kt_buf_free(&fmt);
 }
 
+/* gemm_sm90 states its hardware's limits, so that a round never extends a parameter to values
+ * that cannot compile: its decode configurations are at the bottom of BM, BN and WGM and the top
+ * of SWAP, its prefill ones at the top of PERSIST, and none of those is extended. */
+static double gemm_edges(const kt_tmpl *t, const uint16_t *cfg)
+{
+	return 10.0 + log2((double)val(t, cfg, "BM")) + log2((double)val(t, cfg, "BN")) + (double)val(t, cfg, "WGM") / 64.0 +
+	       3.0 * (double)(1 - val(t, cfg, "SWAP")) + 3.0 * (double)(1 - val(t, cfg, "PERSIST"));
+}
+
+static void test_gemm_sm90_limits(void)
+{
+	const char *names[1] = {"T=half"};
+	kt_tmpl_opts opts = {.types = names, .ntypes = 1, .arch = "90a", .sms = 132};
+	kt_target hopper; /* the opt-in shared memory its stages need */
+	kt_target_common(&hopper);
+	hopper.id.smem_optin = 232448;
+	kt_buf diags = {0}, fmt = {0};
+	kt_err err = {0};
+	kt_tmpl *t = kt_tmpl_parse(KT_TEMPLATES_DIR "/gemm_sm90.cu.tmpl", &opts, &diags, &err);
+	CHECK(t != NULL);
+	if (!t) {
+		fprintf(stderr, "%s\n%s\n", err.msg, kt_buf_str(&diags));
+		kt_buf_free(&diags);
+		return;
+	}
+	const int64_t shapes[2][3] = {{16, 4096, 4096}, {4096, 4096, 4096}};
+	for (int k = 0; k < 2; k++) {
+		kt_space sp;
+		kt_eval *ev = all_evals(t, shapes[k], &sp, gemm_edges);
+		kt_plan plan = {0};
+		CHECK(sp.count > 0);
+		CHECK(kt_planner_propose(t, shapes[k], &hopper, ev, sp.count, &plan, &err) == 0);
+		kt_buf_reset(&fmt);
+		kt_plan_format(t, &plan, &fmt);
+		const char *no[5] = {"extend BM ", "extend BN ", "extend WGM ", "extend SWAP ", "extend PERSIST "};
+		for (int i = 0; i < 5; i++)
+			if (strstr(kt_buf_str(&fmt), no[i])) {
+				fprintf(stderr, "shape %d: %s", k, kt_buf_str(&fmt));
+				CHECK(strstr(kt_buf_str(&fmt), no[i]) == NULL);
+			}
+		kt_plan_free(&plan);
+		free(ev);
+		kt_space_free(&sp);
+	}
+	kt_buf_free(&fmt);
+	kt_buf_free(&diags);
+	kt_tmpl_free(t);
+}
+
 static void test_forbid(void)
 {
 	kt_buf fmt = {0};
@@ -327,5 +376,6 @@ int main(void)
 	test_rounds();
 	test_limits();
 	test_forbid();
+	test_gemm_sm90_limits();
 	return check_done();
 }

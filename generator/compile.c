@@ -715,6 +715,18 @@ void kt_check_source(kt_buf *out)
 		    "\tfor (int j = 0; j < 8; j++) s += a[j];\n"
 		    "\tif (s == 1234.5f) out[0] = s; // keeps the loop alive\n}\n");
 	kt_buf_puts(out,
+		    "\n// Evicts the L2: reads n 16-byte words at normal priority.  Lines a kernel read at normal\n"
+		    "// priority outlive any amount of evict-first traffic (ld.global.cs, an evict_first policy), so\n"
+		    "// only a read like this one leaves a cold L2 whatever the kernels before it asked.\n"
+		    "extern \"C\" __global__ void kt_l2_flush(const uint4 *p, unsigned long long n, unsigned *out)\n{\n"
+		    "\tunsigned x = 0;\n"
+		    "\tfor (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;\n"
+		    "\t     i += (unsigned long long)gridDim.x * blockDim.x) {\n"
+		    "\t\tuint4 v;\n"
+		    "\t\tasm volatile(\"ld.global.v4.u32 {%0, %1, %2, %3}, [%4];\" : \"=r\"(v.x), \"=r\"(v.y), \"=r\"(v.z), \"=r\"(v.w) : \"l\"(p + i));\n"
+		    "\t\tx ^= v.x ^ v.y ^ v.z ^ v.w;\n\t}\n"
+		    "\tif (x == 0x6b74f1u && n == 0) *out = x; // never: keeps the loads\n}\n");
+	kt_buf_puts(out,
 		    "\n// Holds the stream for ns nanoseconds of the GPU's global timer, so that the timed launches\n"
 		    "// queued behind it run back to back rather than as fast as the host queues them.\n"
 		    "extern \"C\" __global__ void kt_spin(unsigned long long ns)\n{\n"

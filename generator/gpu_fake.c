@@ -10,6 +10,7 @@
  *   kt_check_<etype>   the worker's output check, done on the host with kt_elem_close
  *   kt_fma             the arithmetic-rate probe: takes iters * threads * 2 / FAKE_GFLOPS time
  *   kt_spin            holds the stream: advances the clock by its argument (nanoseconds)
+ *   kt_l2_flush        reads its buffer (n 16-byte words) at normal priority: leaves the fake's L2 cold
  *   kt_mma             the tensor-core probe: iters * warps * 4096 / FAKE_TENSOR_GFLOPS time
  *   anything else      "scale": params (float *out, const float *x, int n), out[i] = 2 * x[i]
  *
@@ -18,6 +19,7 @@
  *   fake-rule: P=V M        mode M when the text also holds `#define P V` (a variant's parameter)
  *   fake-time-us: T         a launch takes T microseconds of the fake clock (default 100)
  *   fake-best: P=V          each such line whose `#define P V` is missing adds 25% to the time
+ *   fake-stream             the kernel touches its buffers evict-first (see below)
  *
  * Time is a fake clock that launches and copies advance, so events measure it exactly.  So that
  * tests can tell how the worker timed, a variant's launch takes less when its input x was touched
@@ -51,6 +53,7 @@ typedef struct fake_fn {
 	char name[192];
 	fake_mode mode;
 	double time_us;
+	int stream; /* fake-stream: touches evict-first */
 } fake_fn;
 
 typedef struct fake_mod {
@@ -72,11 +75,14 @@ typedef struct fake_graph {
 	size_t n;
 } fake_graph;
 
-/* The fake's L2: when each buffer (by its address) was last touched, as the running total of
- * bytes touched then. */
+/* The fake's L2: when each buffer (by its address) was last touched, as the running totals of
+ * bytes touched then, all and at normal priority.  As on the GPU, a buffer touched at normal
+ * priority leaves the L2 only after an L2 of normal traffic: evict-first traffic (a fake-stream
+ * kernel's) passes it by. */
 typedef struct fake_touch {
 	uintptr_t addr;
-	double at;
+	double at, at_normal;
+	int stream;
 } fake_touch;
 
 typedef struct fake_gpu {
@@ -88,6 +94,7 @@ typedef struct fake_gpu {
 	fake_touch touched[FAKE_TOUCHES];
 	size_t ntouched;
 	double traffic;         /* bytes touched so far */
+	double traffic_normal;  /* of which at normal priority */
 	long records;           /* events recorded: odd while a timed sample's first event is open */
 	fake_graph *capturing;  /* the graph that launches go to, or NULL */
 } fake_gpu;
@@ -156,15 +163,18 @@ static void fake_close(kt_gpu *base)
 	free(g);
 }
 
-/* The fake's L2: n bytes at p touched now. */
-static void touch(fake_gpu *g, const void *p, size_t n)
+/* The fake's L2: n bytes at p touched now, evict-first when stream. */
+static void touch_as(fake_gpu *g, const void *p, size_t n, int stream)
 {
 	uintptr_t a = (uintptr_t)p;
 	size_t slot = 0;
 	g->traffic += (double)n;
+	if (!stream)
+		g->traffic_normal += (double)n;
+	fake_touch t = {a, g->traffic, g->traffic_normal, stream};
 	for (size_t i = 0; i < g->ntouched; i++) {
 		if (g->touched[i].addr == a) {
-			g->touched[i].at = g->traffic;
+			g->touched[i] = t;
 			return;
 		}
 		if (g->touched[i].at < g->touched[slot].at)
@@ -172,15 +182,20 @@ static void touch(fake_gpu *g, const void *p, size_t n)
 	}
 	if (g->ntouched < FAKE_TOUCHES)
 		slot = g->ntouched++;
-	g->touched[slot] = (fake_touch){a, g->traffic};
+	g->touched[slot] = t;
 }
 
-/* True when the n bytes at p are in the fake's L2: touched, and less than an L2 since. */
+static void touch(fake_gpu *g, const void *p, size_t n) { touch_as(g, p, n, 0); }
+
+/* True when the n bytes at p are in the fake's L2: touched, and less than an L2 since (of normal
+ * traffic, when they were touched at normal priority). */
 static int in_l2(const fake_gpu *g, const void *p, size_t n)
 {
-	for (size_t i = 0; i < g->ntouched; i++)
-		if (g->touched[i].addr == (uintptr_t)p)
-			return g->traffic - g->touched[i].at + (double)n <= (double)g->l2_bytes;
+	for (size_t i = 0; i < g->ntouched; i++) {
+		const fake_touch *t = &g->touched[i];
+		if (t->addr == (uintptr_t)p)
+			return (t->stream ? g->traffic - t->at : g->traffic_normal - t->at_normal) + (double)n <= (double)g->l2_bytes;
+	}
 	return 0;
 }
 
@@ -277,6 +292,7 @@ static void configure(const char *text, fake_fn *f)
 		if (has_setting(text, pv, n))
 			f->mode = parse_mode(m, strcspn(m, " \t\r\n"));
 	}
+	f->stream = strstr(text, "fake-stream") != NULL;
 	for (p = strstr(text, "fake-best: "); p; p = strstr(p + 1, "fake-best: "))
 		if (!has_setting(text, p + 11, strcspn(p + 11, " \t\r\n")))
 			f->time_us += 0.25 * base;
@@ -482,6 +498,12 @@ static int run_launch(fake_gpu *g, fake_fn *f, const int64_t grid[3], const int6
 		g->clock_us += (double)*(unsigned long long *)params[0] / 1e3;
 		return 0;
 	}
+	if (!strcmp(f->name, "kt_l2_flush")) {
+		size_t bytes = (size_t)*(unsigned long long *)params[1] * 16;
+		touch(g, host(*(kt_dptr *)params[0]), bytes);
+		g->clock_us += (double)bytes / (FAKE_COPY_GBS * 1e3);
+		return 0;
+	}
 	if (!strcmp(f->name, "kt_fma")) {
 		int64_t threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2];
 		g->clock_us += 2.0 * (double)threads * *(int *)params[1] / (FAKE_GFLOPS * 1e3);
@@ -502,8 +524,8 @@ static int run_launch(fake_gpu *g, fake_fn *f, const int64_t grid[3], const int6
 	size_t bytes = (size_t)(*(int *)params[2] > 0 ? *(int *)params[2] : 0) * sizeof(float);
 	double t = f->time_us * (in_l2(g, x, bytes) ? FAKE_WARM : 1.0) * (in_graph ? FAKE_GRAPH : 1.0);
 	run_scale(f, params);
-	touch(g, x, bytes);
-	touch(g, out, bytes);
+	touch_as(g, x, bytes, f->stream);
+	touch_as(g, out, bytes, f->stream);
 	g->clock_us += t;
 	log_launch(g, f, grid, params);
 	return 0;

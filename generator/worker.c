@@ -130,19 +130,19 @@ static void make_room(wk *w, const wk_prob *keep, size_t need)
  * leaves the kernel's own outputs unwritten in the L2 when its timing stops, so a kernel whose
  * outputs fit in the L2 would be timed under its DRAM floor.  In a rotation each launch writes back
  * the dirty lines of the launches before it, in the steady state as many as it makes itself: calls
- * back to back on data that is not in the L2, as the layers of a model make them.  Where MAX_SETS or
- * the memory share cannot hold such a rotation (sets of some kB), or a graph's replays cannot be
- * one (graph_size), the L2 is flushed with a memset before each timed sample, as the old worker
- * did: a launch then writes back at most as many foreign lines as it touches, noise for those
- * kernels (latency-bound).  A set too large for two in the memory share is timed in set 0 alone:
- * it spans the L2 by itself, so no flush is needed.
+ * back to back on data that is not in the L2, as the layers of a model make them.  The rotation
+ * leaves the L2 behind only for lines of one cache priority, so each timed sample also comes after
+ * a flush to that same state (worker_time.c: flush says how and why); p->flush marks the sets that
+ * could not rotate at all (MAX_SETS or the memory share: sets of some kB), which the flush alone
+ * keeps cold.  A set too large for two in the memory share is timed in set 0 alone: it spans the
+ * L2 by itself.
  *
  * Warm L2: one set, set 0, which the launch before (or the reset of its inout arguments) left in
  * the L2: the kernel's inputs as the kernel that made them left them. */
 static int plan_sets(wk *w, wk_prob *p, size_t *extra, kt_err *err)
 {
 	const kt_tmpl *t = p->t;
-	p->stride = *extra = 0;
+	p->stride = *extra = p->out_bytes = 0;
 	p->args = kt_xcalloc((size_t)t->nargs + 1, sizeof *p->args);
 	for (int i = 0; i < t->nargs; i++) {
 		wk_arg *wa = &p->args[i];
@@ -162,6 +162,7 @@ static int plan_sets(wk *w, wk_prob *p, size_t *extra, kt_err *err)
 		wa->off = p->stride;
 		p->stride += (wa->bytes + SET_ALIGN - 1) / SET_ALIGN * SET_ALIGN;
 		*extra += wa->bytes * (size_t)((wa->a->role != KT_IN) + (wa->a->role == KT_INOUT));
+		p->out_bytes += wa->a->role != KT_IN ? wa->bytes : 0;
 	}
 	p->nsets = 1;
 	p->flush = p->next = 0;
@@ -202,8 +203,8 @@ static int alloc_args(wk *w, wk_prob *p, kt_err *err)
 			return -1;
 	}
 	size_t flush_bytes = (size_t)(L2_FACTOR * (double)w->info.id.l2_bytes);
-	if (!w->scratch && (p->flush || p->m.v[KT_MEASURE_LAUNCH] == KT_LAUNCH_GRAPH) && wk_cold(p)) {
-		w->scratch_bytes = flush_bytes; /* graphs may need it too (graph_size) */
+	if (!w->scratch && wk_cold(p)) { /* every cold sample comes after a flush (worker_time.c) */
+		w->scratch_bytes = flush_bytes;
 		if (w->ops->alloc(w->g, w->scratch_bytes, &w->scratch, err))
 			return -1;
 	}
@@ -538,6 +539,8 @@ static int cmd_check(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 			return kt_fail_internal(err, "%s has no kernel %s", f[0], wk_probes[u].kernel), WK_ERROR;
 	if (w->ops->function(w->g, w->check_mod, "kt_spin", &w->spin_fn))
 		w->spin_fn = NULL;
+	if (w->ops->function(w->g, w->check_mod, "kt_l2_flush", &w->flush_fn))
+		w->flush_fn = NULL;
 	kt_buf_puts(reply, "ok");
 	return WK_OK;
 }
@@ -612,8 +615,11 @@ static int cmd_eval(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
  * and a fixed order would give a rival the same set in every round whenever the rivals are as
  * many as the sets (or a multiple): where its arguments lie in memory then told it from its
  * rivals (rmsnorm 2048 x 8192: one configuration 25.1 us on one set and 27.7 us on the other).
- * The rotation of the order also gives each rival every other rival as the launch before it,
- * whose dirty lines it writes back. */
+ * With a cold L2 each sample comes after a flush (worker_time.c), as in a sweep: here a set is
+ * reused by another rival than the one that touched it last, and a rival that streams its inputs
+ * evict-first would else meet the lines a normal rival left on its set, always the same rival in
+ * the same place of the order (an H100, gemm_sm90 at 1 x 4096 x 4096: one rival 14.4 us, its twin
+ * 19.0 us, both 18.1 to 18.5 us timed alone). */
 static int cmd_retime(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 {
 	int rounds = atoi(f[1]);
@@ -627,7 +633,7 @@ static int cmd_retime(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 	int rc = wk_events(w, 2 * (n > ESTIMATE_REPS ? n : ESTIMATE_REPS), err) ? WK_FAULT : WK_OK;
 	for (size_t c = 0; rc == WK_OK && c < nk; c++) {
 		rc = load_kernel(w, f[2 + 3 * c], f[3 + 3 * c], f[4 + 3 * c], &k[c], err);
-		tm[c] = (wk_timer){.k = &k[c], .per = 1, .flush = w->p->flush};
+		tm[c] = (wk_timer){.k = &k[c], .per = 1, .flush = w->p->flush || wk_cold(w->p)};
 	}
 	for (size_t c = 0; rc == WK_OK && c < nk; c++) /* warm-up */
 		for (int i = 0; rc == WK_OK && i < ESTIMATE_REPS; i++)

@@ -43,6 +43,7 @@ typedef struct wk_prob {
 	size_t stride;      /* bytes per set */
 	int nsets;
 	int flush;          /* the rotation cannot leave the L2 behind: flush it before each timed sample */
+	size_t out_bytes;   /* bytes a launch writes (its out and inout arguments): what a flush leaves dirty */
 	int next;           /* the timed set that the rotation uses next */
 	size_t bytes;       /* device memory of its buffers */
 	void **params;      /* nsets * nargs: what each launch gets */
@@ -73,6 +74,7 @@ typedef struct wk {
 	size_t scratch_bytes;
 	void *check_mod, *check_fn[KT_NETYPES], *fill_fn[KT_NETYPES], *rate_fn[KT_NFLOPS_UNITS];
 	void *spin_fn;      /* kt_spin, or NULL: timed launches are then not held back */
+	void *flush_fn;     /* kt_l2_flush, or NULL: the L2 is then flushed by writing (memset) */
 	uint64_t seed;
 	void **ev;
 	size_t nev;

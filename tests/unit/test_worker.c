@@ -272,6 +272,62 @@ static void test_measure_modes(void)
 	}
 }
 
+/* A cold timing is cold whatever the kernels before it left in the L2.  On the GPU (and the fake)
+ * a buffer read at normal priority outlives any evict-first traffic, so the rotation alone does
+ * not leave it behind: a rival that streams (fake-stream) would meet, on a set that a normal
+ * rival used last, that rival's lines and time 80% of its cold time there.  The flush before each
+ * re-timed sample and before each eval's warm-up leaves every one cold. */
+static void test_cold_after_normal(void)
+{
+	kt_err err = {0};
+	char *chk = check_module(), *norm = module("norm.cubin", "ok", 40), *strm[3];
+	for (int i = 0; i < 3; i++) {
+		char name[32], text[160];
+		snprintf(name, sizeof name, "strm%d.cubin", i);
+		snprintf(text, sizeof text, "// fake-stream\n// fake-time-us: %d\n__global__ void scale(float *out, const float *x, int n) {}\n", 50 + 10 * i);
+		strm[i] = kt_path_join(dir, name);
+		kt_write_atomic(strm[i], text, strlen(text), &err);
+	}
+	kt_pool *p = pool_with(chk, "N", "n=16384", &err);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	kt_buf cmd = {0};
+	kt_buf_printf(&cmd, "ref\tN\t%s\tscale\t%s", norm, cfg);
+	CHECK_INT(kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err), 0);
+	kt_buf_reset(&cmd);
+	kt_buf_printf(&cmd, "retime\tN\t12\t%s\tscale\t%s", norm, cfg);
+	for (int i = 0; i < 3; i++)
+		kt_buf_printf(&cmd, "\t%s\tscale\t%s", strm[i], cfg);
+	char *rt = NULL;
+	double m[4] = {0}, sp[4] = {-1, -1, -1, -1};
+	run_one(p, kt_buf_str(&cmd), &rt);
+	CHECK(rt && sscanf(rt, "%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf", &m[0], &sp[0], &m[1], &sp[1], &m[2], &sp[2], &m[3], &sp[3]) == 8);
+	for (int i = 0; i < 4; i++)
+		if (fabs(m[i] - (i ? 40 + 10 * i : 40)) > 1e-3 || sp[i] != 0) {
+			check_failed++;
+			fprintf(stderr, "retime: %s, want 40, 50, 60, 70 with no spread\n", rt ? rt : "no reply");
+			break;
+		}
+	free(rt);
+	for (int i = 0; i < 4; i++) { /* evals one after the other, normal then streaming */
+		kt_buf_reset(&cmd);
+		kt_buf_printf(&cmd, "eval\tN\t%s\tscale\t%s", i % 2 ? strm[0] : norm, cfg);
+		double us = run_one(p, kt_buf_str(&cmd), NULL);
+		if (fabs(us - (i % 2 ? 50 : 40)) > 1e-3) {
+			check_failed++;
+			fprintf(stderr, "eval %d: %g us, want %d\n", i, us, i % 2 ? 50 : 40);
+		}
+	}
+	kt_buf_free(&cmd);
+	kt_pool_free(p);
+	char *paths[] = {chk, norm, strm[0], strm[1], strm[2]};
+	for (size_t i = 0; i < 5; i++) {
+		unlink(paths[i]);
+		free(paths[i]);
+	}
+}
+
 /* Re-timing meets every argument set alike: with as many rivals as the cold L2's rotation has
  * timed sets (two, at this size on the fake's 256 kB L2), each rival's timed launches still go
  * to both sets, half to each. */
@@ -768,6 +824,7 @@ int main(void)
 	test_bad_reference();
 	test_measure_modes();
 	test_retime_sets();
+	test_cold_after_normal();
 	test_sms_grid();
 	test_ref_timing();
 	test_fake_graph();

@@ -132,10 +132,9 @@ static void make_room(wk *w, const wk_prob *keep, size_t need)
  * the dirty lines of the launches before it, in the steady state as many as it makes itself: calls
  * back to back on data that is not in the L2, as the layers of a model make them.  The rotation
  * leaves the L2 behind only for lines of one cache priority, so each timed sample also comes after
- * a flush to that same state (worker_time.c: flush says how and why); p->flush marks the sets that
- * could not rotate at all (MAX_SETS or the memory share: sets of some kB), which the flush alone
- * keeps cold.  A set too large for two in the memory share is timed in set 0 alone: it spans the
- * L2 by itself.
+ * a flush to that same state (worker_time.c: flush says how and why), which alone keeps cold the
+ * sets too small to rotate far enough (MAX_SETS or the memory share: sets of some kB).  A set too
+ * large for two in the memory share is timed in set 0 alone: it spans the L2 by itself.
  *
  * Warm L2: one set, set 0, which the launch before (or the reset of its inout arguments) left in
  * the L2: the kernel's inputs as the kernel that made them left them. */
@@ -165,7 +164,7 @@ static int plan_sets(wk *w, wk_prob *p, size_t *extra, kt_err *err)
 		p->out_bytes += wa->a->role != KT_IN ? wa->bytes : 0;
 	}
 	p->nsets = 1;
-	p->flush = p->next = 0;
+	p->next = 0;
 	if (!wk_cold(p) || !p->stride)
 		return 0;
 	double set = (double)p->stride, span = L2_FACTOR * (double)w->info.id.l2_bytes;
@@ -173,8 +172,6 @@ static int plan_sets(wk *w, wk_prob *p, size_t *extra, kt_err *err)
 	double k = want < MAX_SETS ? want : MAX_SETS;
 	k = k < room ? k : room;
 	p->nsets = k < 1 ? 1 : (int)k;
-	int timed = p->nsets > 1 ? p->nsets - 1 : 1;
-	p->flush = (double)timed * set < span;
 	return 0;
 }
 
@@ -633,7 +630,7 @@ static int cmd_retime(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 	int rc = wk_events(w, 2 * (n > ESTIMATE_REPS ? n : ESTIMATE_REPS), err) ? WK_FAULT : WK_OK;
 	for (size_t c = 0; rc == WK_OK && c < nk; c++) {
 		rc = load_kernel(w, f[2 + 3 * c], f[3 + 3 * c], f[4 + 3 * c], &k[c], err);
-		tm[c] = (wk_timer){.k = &k[c], .per = 1, .flush = w->p->flush || wk_cold(w->p)};
+		tm[c] = (wk_timer){.k = &k[c], .per = 1};
 	}
 	for (size_t c = 0; rc == WK_OK && c < nk; c++) /* warm-up */
 		for (int i = 0; rc == WK_OK && i < ESTIMATE_REPS; i++)

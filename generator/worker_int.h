@@ -42,7 +42,6 @@ typedef struct wk_prob {
 	kt_dptr sets;       /* nsets argument sets */
 	size_t stride;      /* bytes per set */
 	int nsets;
-	int flush;          /* the rotation cannot leave the L2 behind: flush it before each timed sample */
 	size_t out_bytes;   /* bytes a launch writes (its out and inout arguments): what a flush leaves dirty */
 	int next;           /* the timed set that the rotation uses next */
 	size_t bytes;       /* device memory of its buffers */
@@ -94,7 +93,6 @@ typedef struct wk_timer {
 	const wk_kernel *k;
 	void *exec;   /* the instantiated graph, or NULL: launches on the stream */
 	int per;      /* launches per sample */
-	int flush;    /* flush the L2 before each sample */
 	int first, n; /* the graph's sets: n of them from position first of the rotation (cold), or set 0 */
 } wk_timer;
 

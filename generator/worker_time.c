@@ -96,7 +96,7 @@ static int next_set(wk_prob *p)
 static int flush(wk *w, kt_err *err)
 {
 	size_t l2 = (size_t)w->info.id.l2_bytes, dirty = w->p->out_bytes < l2 ? w->p->out_bytes : l2;
-	if (!w->flush_fn || dirty > w->scratch_bytes || l2 > w->scratch_bytes)
+	if (!w->flush_fn)
 		return w->ops->memset8(w->g, w->scratch, (unsigned char)(++w->clock), w->scratch_bytes, err);
 	if (dirty && w->ops->memset8(w->g, w->scratch, (unsigned char)(++w->clock), dirty, err))
 		return -1;
@@ -114,12 +114,13 @@ static int flush(wk *w, kt_err *err)
  * the L2, as the kernel that made them would leave them) and after it with a cold L2 (ready for
  * the set's next turn, which comes after the rotation has left the L2 behind).  A graph's launches
  * are not reset in between (the resets would be timed with them): its sets are reset once the
- * graph's timing is over (timer_end). */
+ * graph's timing is over (timer_end).  With a cold L2 every sample, timed or not, comes after a
+ * flush (outside its events). */
 int wk_sample(wk *w, const wk_timer *tm, long ev, kt_err *err)
 {
 	wk_prob *p = w->p;
 	int s = tm->exec ? -1 : next_set(p);
-	if ((s >= 0 && !wk_cold(p) && wk_restore(w, s, err)) || (tm->flush && flush(w, err)) ||
+	if ((s >= 0 && !wk_cold(p) && wk_restore(w, s, err)) || (wk_cold(p) && flush(w, err)) ||
 	    (ev >= 0 && w->ops->record(w->g, w->ev[2 * ev], err)))
 		return -1;
 	if (tm->exec ? w->ops->graph_launch(w->g, tm->exec, err) : wk_launch(w, tm->k, s, err))
@@ -152,21 +153,15 @@ int wk_time_samples(wk *w, const wk_timer *tm, size_t n, double host_guess, doub
 	return 0;
 }
 
-/* How many launches a graph of a kernel of about est_us holds, and whether the L2 is flushed
- * before each replay: about GRAPH_SAMPLE_US of work; with a cold L2, whole turns of the rotation,
- * so that the replays are a rotation too; where the timed sets are more than GRAPH_MAX, the graph
- * holds some of them and every replay uses those again: the L2 is flushed before each one. */
-static int graph_size(const wk_prob *p, double est_us, int *flush_each)
+/* How many launches a graph of a kernel of about est_us holds: about GRAPH_SAMPLE_US of work;
+ * with a cold L2, whole turns of the rotation, so that the replays are a rotation too (where the
+ * timed sets are more than GRAPH_MAX, some of them; the flush before each replay keeps it cold). */
+static int graph_size(const wk_prob *p, double est_us)
 {
 	double want = ceil(GRAPH_SAMPLE_US / (est_us > 0.1 ? est_us : 0.1));
 	int per = want > GRAPH_MAX ? GRAPH_MAX : (int)want, timed = p->nsets - 1;
-	*flush_each = p->flush;
-	if (!wk_cold(p) || timed < 1)
+	if (!wk_cold(p) || timed < 1 || timed > GRAPH_MAX)
 		return per;
-	if (timed > GRAPH_MAX) {
-		*flush_each = 1;
-		return per;
-	}
 	return timed * ((per + timed - 1) / timed);
 }
 
@@ -176,8 +171,7 @@ int wk_timer_graph(wk *w, wk_timer *tm, double est_us, kt_err *err)
 {
 	wk_prob *p = w->p;
 	void *graph = NULL;
-	tm->per = graph_size(p, est_us, &tm->flush);
-	tm->flush |= wk_cold(p); /* before each replay (flush) */
+	tm->per = graph_size(p, est_us);
 	int timed = p->nsets > 1 ? p->nsets - 1 : 1;
 	tm->first = p->next;
 	tm->n = !wk_cold(p) ? 1 : tm->per < timed ? tm->per : timed;
@@ -220,7 +214,7 @@ int wk_timer_end(wk *w, wk_timer *tm, kt_err *err)
  * (*raced = 1). */
 int wk_time_kernel(wk *w, const wk_kernel *k, double race_us, double *med, double *spread, int *raced, kt_err *err)
 {
-	wk_timer tm = {.k = k, .per = 1, .flush = w->p->flush || wk_cold(w->p)};
+	wk_timer tm = {.k = k, .per = 1};
 	double est[ESTIMATE_REPS] = {0}, host_us = HOST_GUESS_US, *t = NULL;
 	*raced = 0;
 	int rc = wk_events(w, 2 * MAX_REPS, err);

@@ -123,18 +123,16 @@ static void make_room(wk *w, const wk_prob *keep, size_t need)
  * Cold L2 (the default): a timed launch must meet its arguments in DRAM, as a first touch.  The
  * timed launches rotate through the sets 1..T (set 0 is the check's, which a check leaves in the
  * L2), T = ceil(L2_FACTOR * L2 / set), so that between two touches of any line of a set the
- * launches move L2_FACTOR times the L2's size (the set itself and the others of a turn).  A
- * rotation rather than a flush of the L2 before each launch, because it keeps the measured time the
- * kernel's own.  A flush by writing (a memset) leaves the L2 full of dirty lines, which the timed
- * launch writes back to DRAM: up to an L2 of traffic that is not the kernel's.  A flush by reading
- * leaves the kernel's own outputs unwritten in the L2 when its timing stops, so a kernel whose
- * outputs fit in the L2 would be timed under its DRAM floor.  In a rotation each launch writes back
- * the dirty lines of the launches before it, in the steady state as many as it makes itself: calls
- * back to back on data that is not in the L2, as the layers of a model make them.  The rotation
- * leaves the L2 behind only for lines of one cache priority, so each timed sample also comes after
- * a flush to that same state (worker_time.c: flush says how and why), which alone keeps cold the
- * sets too small to rotate far enough (MAX_SETS or the memory share: sets of some kB).  A set too
- * large for two in the memory share is timed in set 0 alone: it spans the L2 by itself.
+ * launches move L2_FACTOR times the L2's size (the set itself and the others of a turn), and each
+ * comes after a flush (worker_time.c), which puts the L2 in the state that calls back to back on
+ * data not in it leave: an L2 of others' lines, as many of them dirty as the launch makes.  A flush
+ * by writing alone would leave an L2 of dirty lines, which the timed launch writes back: up to an
+ * L2 of traffic that is not the kernel's; by reading alone, the kernel's own outputs unwritten in
+ * the L2 when its timing stops, under its DRAM floor.  The rotation alone left the L2 behind only
+ * for lines of one cache priority (the flush says why); it still spreads the samples over where
+ * the arguments lie.  Where MAX_SETS or the memory share cannot hold it (sets of some kB) the flush
+ * alone keeps them cold.  A set too large for two in the memory share is timed in set 0 alone: it
+ * spans the L2 by itself.
  *
  * Warm L2: one set, set 0, which the launch before (or the reset of its inout arguments) left in
  * the L2: the kernel's inputs as the kernel that made them left them. */

@@ -532,10 +532,10 @@ static int cmd_check(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 	for (int u = 0; u < KT_NFLOPS_UNITS; u++)
 		if (w->ops->function(w->g, w->check_mod, wk_probes[u].kernel, &w->rate_fn[u]))
 			return kt_fail_internal(err, "%s has no kernel %s", f[0], wk_probes[u].kernel), WK_ERROR;
+	if (w->ops->function(w->g, w->check_mod, "kt_l2_flush", &w->flush_fn))
+		return kt_fail_internal(err, "%s has no kernel kt_l2_flush", f[0]), WK_ERROR;
 	if (w->ops->function(w->g, w->check_mod, "kt_spin", &w->spin_fn))
 		w->spin_fn = NULL;
-	if (w->ops->function(w->g, w->check_mod, "kt_l2_flush", &w->flush_fn))
-		w->flush_fn = NULL;
 	kt_buf_puts(reply, "ok");
 	return WK_OK;
 }

@@ -73,7 +73,7 @@ typedef struct wk {
 	size_t scratch_bytes;
 	void *check_mod, *check_fn[KT_NETYPES], *fill_fn[KT_NETYPES], *rate_fn[KT_NFLOPS_UNITS];
 	void *spin_fn;      /* kt_spin, or NULL: timed launches are then not held back */
-	void *flush_fn;     /* kt_l2_flush, or NULL: the L2 is then flushed by writing (memset) */
+	void *flush_fn;     /* kt_l2_flush: the flush's read (worker_time.c) */
 	uint64_t seed;
 	void **ev;
 	size_t nev;

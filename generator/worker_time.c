@@ -1,5 +1,5 @@
 /* worker_time.c - the worker's timing: samples of a kernel (launches on the stream, or replays
- * of a captured graph), with the L2 cold (the rotation of argument sets, or a flush) or warm, and
+ * of a captured graph), with the L2 cold (the rotation of argument sets and a flush before each sample) or warm, and
  * their statistics (see worker.h, and worker.c for the rest of the worker). */
 #include <math.h>
 #include <stdlib.h>
@@ -91,13 +91,10 @@ static int next_set(wk_prob *p)
  * evict_first policy), and evict-first lines are not given up oldest first.  On an H100, a 32 MiB
  * set read normally, then 160 MiB of other sets read evict-first, then the set again: 9.1 us
  * against 14.7 us cold; a gemm that streams its weight evict-first timed 18.0 us in the rotation
- * and 19.1 us after a flush, the same as its twin that does not stream.  Without the read (no
- * kt_l2_flush in the check module) the whole buffer is written. */
+ * and 19.1 us after a flush, the same as its twin that does not stream. */
 static int flush(wk *w, kt_err *err)
 {
 	size_t l2 = (size_t)w->info.id.l2_bytes, dirty = w->p->out_bytes < l2 ? w->p->out_bytes : l2;
-	if (!w->flush_fn)
-		return w->ops->memset8(w->g, w->scratch, (unsigned char)(++w->clock), w->scratch_bytes, err);
 	if (dirty && w->ops->memset8(w->g, w->scratch, (unsigned char)(++w->clock), dirty, err))
 		return -1;
 	if (dirty == l2)

@@ -1,6 +1,6 @@
 /* worker_time.c - the worker's timing: samples of a kernel (launches on the stream, or replays
- * of a captured graph), with the L2 cold (the rotation of argument sets and a flush before each sample) or warm, and
- * their statistics (see worker.h, and worker.c for the rest of the worker). */
+ * of a captured graph), with the L2 cold (the rotation of argument sets and a flush before each
+ * sample) or warm, and their statistics (see worker.h, and worker.c for the rest of the worker). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

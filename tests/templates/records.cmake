@@ -3,8 +3,10 @@
 # SHAPES name, kt generate at those shapes from PROJECT_CACHE only (--gpu that GPU; a miss is an
 # error, no tuning), then every generated source compiled for sm_90 (or the target the shapes'
 # lines name, e.g. 90a).
+# With -DBENCH=file (a benchmark built with the generated launcher, bench/gemm_side.cu), that
+# file too compiles against the launcher of each element type.
 # Skipped, saying why, when cache/ holds no record of NAME or no nvcc was found.
-# -DKT=kt -DNAME=name -DTEMPLATE=file -DSHAPES=shapes.txt -DPROJECT_CACHE=dir -DNVCC=nvcc -DWORK=dir
+# -DKT=kt -DNAME=name -DTEMPLATE=file -DSHAPES=shapes.txt -DPROJECT_CACHE=dir -DNVCC=nvcc -DWORK=dir [-DBENCH=file]
 file(GLOB_RECURSE records ${PROJECT_CACHE}/*.json)
 set(gpus "")
 foreach(r IN LISTS records)
@@ -73,5 +75,14 @@ foreach(g IN LISTS gpus)
     endforeach()
     list(LENGTH sources k)
     message("${g}, ${type}: ${k} generated sources of ${NAME} compile for sm_${arch}")
+    if(BENCH AND NOT bench_${type})
+      set(bench_${type} 1)
+      execute_process(COMMAND ${NVCC} ${target} -std=c++17 -c ${BENCH} -I${dir}/gen -o ${dir}/bench.o
+        RESULT_VARIABLE rc ERROR_VARIABLE err)
+      if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "${BENCH} does not compile with the launcher of ${type}:\n${err}")
+      endif()
+      message("${type}: ${BENCH} compiles with the generated launcher")
+    endif()
   endforeach()
 endforeach()

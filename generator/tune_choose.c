@@ -1,5 +1,6 @@
 /* tune_choose.c - the end of a task: its siblings' best configurations evaluated at its shape,
  * its rivals timed again together (decide.h), the choice, and what comes next (the next round). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +59,15 @@ static int retime(tuner *tu, task *ta, const kt_retimed *c, size_t k, int rounds
 /* Times the rivals c[0..k) again in RETIME_BLOCKS blocks, one after another on the same worker
  * (one job at a time goes to the first worker); each one's time becomes the mean of its blocks'
  * medians, with its confidence interval.  When no block could be timed the sweep's times stand,
- * with no interval. */
+ * with no interval.
+ *
+ * First the rivals run interleaved, untimed, for RETIME_WARM_FACTOR rounds' time (at most
+ * RETIME_WARM_US).  A long tensor-core kernel starts at the boost clock after the idle spells of
+ * the search (waits for the compiler) and settles, under sustained load, at the lower clock of
+ * the power limit: an H200 ran gemm_sm90 at 4096 x 4096 x 14336 at 1,455-1,875 MHz after 0.3 s
+ * against 1,980 MHz before, and the re-timing's blocks drifted with it (+- 7% intervals, which
+ * make every rival a tie).  A step of a model's prefill keeps the GPU under that load, so the
+ * choice is made there; a short kernel's warm-up is a few milliseconds. */
 static void retime_rivals(tuner *tu, task *ta, kt_retimed *c, size_t k)
 {
 	double sum = 0;
@@ -67,6 +76,9 @@ static void retime_rivals(tuner *tu, task *ta, kt_retimed *c, size_t k)
 	double want = RETIME_BLOCK_US / (sum > 0 ? sum : 1);
 	int rounds = want < RETIME_MIN_ROUNDS ? RETIME_MIN_ROUNDS : want > RETIME_MAX_ROUNDS ? RETIME_MAX_ROUNDS : (int)want;
 	double *med = kt_xcalloc(RETIME_BLOCKS * k, sizeof *med), *v = kt_xcalloc(RETIME_BLOCKS, sizeof *v);
+	double warm = fmin(RETIME_WARM_FACTOR * sum, RETIME_WARM_US);
+	if (sum > 0 && warm >= sum)
+		(void)retime(tu, ta, c, k, (int)(warm / sum), med); /* the results are dropped */
 	size_t nb = 0;
 	for (int b = 0; b < RETIME_BLOCKS; b++)
 		nb += retime(tu, ta, c, k, rounds, med + nb * k) == 0;

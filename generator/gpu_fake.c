@@ -20,6 +20,9 @@
  *   fake-time-us: T         a launch takes T microseconds of the fake clock (default 100)
  *   fake-best: P=V          each such line whose `#define P V` is missing adds 25% to the time
  *   fake-stream             the kernel touches its buffers evict-first (see below)
+ *   fake-boost-us: B        a launch takes FAKE_BOOST of its time until the fake GPU has been busy
+ *                           B microseconds with such kernels: a boost clock that sustained load
+ *                           ends, as a power limit does
  *
  * Time is a fake clock that launches and copies advance, so events measure it exactly.  So that
  * tests can tell how the worker timed, a variant's launch takes less when its input x was touched
@@ -43,6 +46,7 @@ static const double FAKE_GFLOPS = 50000.0;
 static const double FAKE_TENSOR_GFLOPS = 400000.0;
 static const double FAKE_WARM = 0.8;  /* a variant's time when its input is in the fake's L2 */
 static const double FAKE_GRAPH = 0.9; /* a variant's time as a graph's node */
+static const double FAKE_BOOST = 0.8; /* a fake-boost-us variant's time before the load ends its boost */
 enum { FAKE_TOUCHES = 512 };          /* buffers whose last touch the fake's L2 remembers */
 enum { FAKE_NODES = 4096 };           /* launches in one graph, at most */
 
@@ -53,7 +57,8 @@ typedef struct fake_fn {
 	char name[192];
 	fake_mode mode;
 	double time_us;
-	int stream; /* fake-stream: touches evict-first */
+	int stream;      /* fake-stream: touches evict-first */
+	double boost_us; /* fake-boost-us: boosted while the GPU's busy time is under this */
 } fake_fn;
 
 typedef struct fake_mod {
@@ -95,6 +100,7 @@ typedef struct fake_gpu {
 	size_t ntouched;
 	double traffic;         /* bytes touched so far */
 	double traffic_normal;  /* of which at normal priority */
+	double busy_us;         /* time the "scale" kernels ran, for fake-boost-us */
 	long records;           /* events recorded: odd while a timed sample's first event is open */
 	fake_graph *capturing;  /* the graph that launches go to, or NULL */
 } fake_gpu;
@@ -293,6 +299,7 @@ static void configure(const char *text, fake_fn *f)
 			f->mode = parse_mode(m, strcspn(m, " \t\r\n"));
 	}
 	f->stream = strstr(text, "fake-stream") != NULL;
+	f->boost_us = (p = strstr(text, "fake-boost-us: ")) ? atof(p + 15) : 0;
 	for (p = strstr(text, "fake-best: "); p; p = strstr(p + 1, "fake-best: "))
 		if (!has_setting(text, p + 11, strcspn(p + 11, " \t\r\n")))
 			f->time_us += 0.25 * base;
@@ -522,7 +529,9 @@ static int run_launch(fake_gpu *g, fake_fn *f, const int64_t grid[3], const int6
 	/* "scale": out = params[0], x = params[1], n floats each */
 	void *out = host(*(kt_dptr *)params[0]), *x = host(*(kt_dptr *)params[1]);
 	size_t bytes = (size_t)(*(int *)params[2] > 0 ? *(int *)params[2] : 0) * sizeof(float);
-	double t = f->time_us * (in_l2(g, x, bytes) ? FAKE_WARM : 1.0) * (in_graph ? FAKE_GRAPH : 1.0);
+	double t = f->time_us * (in_l2(g, x, bytes) ? FAKE_WARM : 1.0) * (in_graph ? FAKE_GRAPH : 1.0) *
+		   (g->busy_us < f->boost_us ? FAKE_BOOST : 1.0);
+	g->busy_us += t;
 	run_scale(f, params);
 	touch_as(g, x, bytes, f->stream);
 	touch_as(g, out, bytes, f->stream);

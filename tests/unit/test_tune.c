@@ -813,6 +813,53 @@ static void test_stand_in(const char *dir)
 	kt_tmpl_free(t);
 }
 
+/* A long kernel on a GPU whose clock a sustained load lowers (fake-boost-us: its launches take
+ * 80% of their time until the GPU has been busy 200 ms).  The sweep meets it at the boost clock;
+ * the rivals run untimed before their re-timing (RETIME_WARM_FACTOR), so the choice is made,
+ * and the rivals timed, at the clock of load.  Without that warm-up the whole re-timing fits in
+ * the boost (about 80 ms of the fake clock), and the rivals' times are 800 us. */
+static const char boost_src[] = "// @kt kernel    scale\n"
+				"// @kt shape     n\n"
+				"// @kt param     BLOCK  in 128, 256 default 128\n"
+				"// @kt arg       out float[n] out\n"
+				"// @kt arg       x   float[n] in fill uniform(-2, 2)\n"
+				"// @kt arg       n   int = n\n"
+				"// @kt grid      cdiv(n, BLOCK)\n"
+				"// @kt block     BLOCK\n"
+				"// @kt bytes     8 * n\n"
+				"// @kt tolerance 1e-6\n"
+				"// fake-time-us: 1000\n"
+				"// fake-boost-us: 200000\n"
+				"#ifndef BLOCK\n#define BLOCK 128\n#endif\n"
+				"__global__ void scale(float *out, const float *x, int n)\n"
+				"{\n"
+				"\tint i = blockIdx.x * BLOCK + threadIdx.x;\n"
+				"\tif (i < n)\n"
+				"\t\tout[i] = 2.0f * x[i];\n"
+				"}\n";
+
+static void test_boost(const char *dir)
+{
+	char work[600];
+	kt_err err = {0};
+	kt_tmpl *t = write_template(dir, "boost.cu.tmpl", boost_src, sizeof boost_src - 1);
+	if (!t)
+		return;
+	snprintf(work, sizeof work, "%s/boost-work", dir);
+	kt_tune_opts o = fake_opts(work);
+	o.strategy = "exhaustive";
+	int64_t shape[1] = {4096};
+	kt_tune_result r;
+	CHECK_INT(tune(t, shape, &o, &r, &err), 0);
+	CHECK_INT(r.nevals, 2);
+	CHECK(r.best >= 0 && r.evals[r.best].median_us < 850); /* the sweep's time: the boost clock */
+	CHECK_INT(r.nretimed, 2);
+	for (size_t i = 0; i < r.nretimed; i++)
+		CHECK(r.retimed[i].us > 990 && r.retimed[i].us < 1010);
+	kt_tune_result_free(&r);
+	kt_tmpl_free(t);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/kt-test-tune-XXXXXX";
@@ -834,6 +881,7 @@ int main(void)
 		test_ties(dir);
 		test_reference_once(dir);
 		test_stand_in(dir);
+		test_boost(dir);
 		test_first_batch(dir);
 		test_patience(t);
 		test_siblings(t);

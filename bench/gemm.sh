@@ -12,12 +12,12 @@
 # the generated launcher, times kt's choice and cuBLAS's best way (cublasGemmEx and the
 # algorithms cuBLASLt's heuristic proposes) side by side in one process: alternating, after a
 # second of both under load, each launch after kt's cold-L2 flush.  A table: kt's time, TFLOP/s,
-# cuBLAS's time and way, kt as a percentage of cuBLAS's speed, kt's record time (the tuner's
-# sweep: for a long tensor-core kernel, often at a higher clock than the load of a prefill
-# step leaves), and for every shape the weight-read floor (K x N x 2 bytes over kt's measured
-# copy bandwidth) with kt's time as a percentage of it, and the time of the fastest plain read
-# of the weight's bytes (bench/copy_floor.cu MB:0: a launch that reads them and writes
-# nothing), with kt's time as a percentage of that.
+# cuBLAS's time and way, kt as a percentage of cuBLAS's speed, kt's record time (the re-timed
+# time under load; records written before that existed hold the search's time, for a long
+# tensor-core kernel one at the boost clock), and for every shape the weight-read floor (K x N x
+# 2 bytes over kt's measured copy bandwidth) with kt's time as a percentage of it, and the time
+# of the fastest plain read of the weight's bytes (bench/copy_floor.cu MB:0: a launch that reads
+# them and writes nothing), with kt's time as a percentage of that.
 # ONLY, a regular expression, limits the shapes (e.g. 'M=(1|16|64),'); TYPES (default "half
 # bfloat16") the element types.
 set -euo pipefail

@@ -126,7 +126,7 @@ static void print_result(const kt_tmpl *t, const char *shape, const int64_t *val
 		       c->eval == r->best ? "  <- chosen" : "");
 		kt_buf_free(&cfg);
 	}
-	double best = r->best >= 0 ? r->evals[r->best].median_us : 0;
+	double best = kt_result_chosen_us(r);
 	if (best > 0) {
 		kt_buf cfg = {0};
 		kt_tmpl_format_config(t, r->evals[r->best].cfg, &cfg);

@@ -100,10 +100,11 @@ static void add_roofline(cJSON *doc, const kt_tmpl *t, const int64_t *shape, con
 		return;
 	cJSON_AddNumberToObject(o, "bytes", l.bytes);
 	cJSON_AddNumberToObject(o, "flops", l.flops);
-	if (best->median_us > 0 && l.bytes > 0)
-		cJSON_AddNumberToObject(o, "achieved_gbs", l.bytes / (best->median_us * 1e3));
-	if (best->median_us > 0 && r->floor_us > 0)
-		cJSON_AddNumberToObject(o, "fraction_of_floor", r->floor_us / best->median_us);
+	const double us = kt_result_chosen_us(r);
+	if (us > 0 && l.bytes > 0)
+		cJSON_AddNumberToObject(o, "achieved_gbs", l.bytes / (us * 1e3));
+	if (us > 0 && r->floor_us > 0)
+		cJSON_AddNumberToObject(o, "fraction_of_floor", r->floor_us / us);
 }
 
 cJSON *kt_record_evaluated_json(const kt_tmpl *t, const kt_tune_result *r)
@@ -212,8 +213,11 @@ char *kt_record_json(const kt_key *k, const kt_problem *p, const kt_tune_result 
 	cJSON_AddStringToObject(doc, "shape", kt_buf_str(&s));
 	kt_buf_free(&s);
 	cJSON_AddItemToObject(doc, "config", config_json(t, best->cfg));
-	cJSON_AddNumberToObject(doc, "time_us", best->median_us);
+	const double chosen_us = kt_result_chosen_us(r);
+	cJSON_AddNumberToObject(doc, "time_us", chosen_us);
 	cJSON_AddNumberToObject(doc, "spread_us", best->spread_us);
+	if (chosen_us != best->median_us) /* re-timed: the sweep's own time, before the warm-up */
+		cJSON_AddNumberToObject(doc, "sweep_us", best->median_us);
 	if (r->default_us > 0) /* the tuner leaves 0 when not measured; older records have neither */
 		cJSON_AddNumberToObject(doc, "default_us", r->default_us);
 	if (r->reference_us > 0)

@@ -62,3 +62,13 @@ void kt_tune_result_free(kt_tune_result *r)
 	r->nevals = r->nretimed = 0;
 	r->best = -1;
 }
+
+double kt_result_chosen_us(const kt_tune_result *r)
+{
+	if (r->best < 0 || (size_t)r->best >= r->nevals)
+		return 0;
+	for (size_t i = 0; i < r->nretimed; i++)
+		if (r->retimed[i].eval == r->best && r->retimed[i].us > 0)
+			return r->retimed[i].us;
+	return r->evals[r->best].median_us;
+}

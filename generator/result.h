@@ -80,4 +80,9 @@ typedef struct kt_tune_result {
 
 void kt_tune_result_free(kt_tune_result *r);
 
+/* The time of the choice: the mean of its re-timed blocks when its rivals were timed again (after
+ * a warm-up at the clock that a sustained load leaves: tune_choose.c), else its sweep median; 0
+ * when nothing passed.  A record's time_us (record.h). */
+double kt_result_chosen_us(const kt_tune_result *r);
+
 #endif

@@ -158,7 +158,7 @@ void tu_finish_task(tuner *tu, task *ta)
 		snprintf(p->label, sizeof p->label, "%s", ta->tt->label);
 	if (p) {
 		kt_progress_clear(tu->o->progress);
-		kt_progress_done(p, r->nevals, ta->counts, r->best >= 0 ? r->evals[r->best].median_us : 0, r->floor_us,
+		kt_progress_done(p, r->nevals, ta->counts, kt_result_chosen_us(r), r->floor_us,
 				 r->stop);
 	}
 	kt_tune_task *next = tu->o->next && !tu->closing ? tu->o->next(tu->o->next_ctx, ta->tt) : NULL;

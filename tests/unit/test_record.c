@@ -477,8 +477,21 @@ static void test_retimed(void)
 		CHECK(back.retimed[i].us == r.retimed[i].us && back.retimed[i].ci_us == r.retimed[i].ci_us);
 		CHECK_INT(back.retimed[i].tie, 1);
 	}
+	/* The choice's time is its re-timed one, 3.25 here as in the sweep: no sweep_us. */
+	CHECK(rec.time_us == 3.25);
+	CHECK(text && !strstr(text, "\"sweep_us\""));
 	kt_record_free(&rec);
 	kt_tune_result_free(&back);
+	free(text);
+
+	/* Re-timed under load at 3.5: the record's time, and the sweep's 3.25 kept beside it. */
+	r.retimed[1].us = 3.5;
+	text = kt_record_json(&k, &prob, &r, NULL, &err);
+	CHECK(text && kt_record_read(text, strlen(text), &rec, &err) == 0);
+	CHECK(rec.time_us == 3.5);
+	const char *sweep = text ? strstr(text, "\"sweep_us\":") : NULL;
+	CHECK(sweep && strtod(sweep + 11, NULL) == 3.25);
+	kt_record_free(&rec);
 	free(text);
 	kt_key_free(&k);
 	kt_tune_result_free(&r);

@@ -61,13 +61,23 @@ static int retime(tuner *tu, task *ta, const kt_retimed *c, size_t k, int rounds
  * medians, with its confidence interval.  When no block could be timed the sweep's times stand,
  * with no interval.
  *
- * First the rivals run interleaved, untimed, for RETIME_WARM_FACTOR rounds' time (at most
- * RETIME_WARM_US).  A long tensor-core kernel starts at the boost clock after the idle spells of
- * the search (waits for the compiler) and settles, under sustained load, at the lower clock of
- * the power limit: an H200 ran gemm_sm90 at 4096 x 4096 x 14336 at 1,455-1,875 MHz after 0.3 s
- * against 1,980 MHz before, and the re-timing's blocks drifted with it (+- 7% intervals, which
- * make every rival a tie).  A step of a model's prefill keeps the GPU under that load, so the
- * choice is made there; a short kernel's warm-up is a few milliseconds. */
+ * A kernel bound by arithmetic first runs with its rivals, interleaved and untimed, for
+ * RETIME_WARM_FACTOR rounds' time (at most RETIME_WARM_US).  A long tensor-core kernel starts at
+ * the boost clock after the idle spells of the search (waits for the compiler) and settles,
+ * under sustained load, at the lower clock of the power limit: an H200 ran gemm_sm90 at 4096 x
+ * 4096 x 14336 at 1,455-1,875 MHz after 0.3 s against 1,980 MHz before, and the re-timing's
+ * blocks drifted with it (+- 7% intervals, which make every rival a tie).  A step of a model's
+ * prefill keeps the GPU under that load, so the choice is made there.  A kernel bound by memory
+ * is not: the warm-up made no pair of the 30-shape project's choices closer, and took the
+ * configure from 28-36 s to 49-51 s on an H100 (bench/RESULTS.md). */
+static int compute_bound(const task *ta)
+{
+	const kt_tune_result *r = ta->r;
+	double tb = r->bw_gbs > 0 ? ta->ref_l.bytes / (r->bw_gbs * 1e3) : 0;
+	double tf = r->flops_rate > 0 ? ta->ref_l.flops / (r->flops_rate * 1e3) : 0;
+	return tf > tb;
+}
+
 static void retime_rivals(tuner *tu, task *ta, kt_retimed *c, size_t k)
 {
 	double sum = 0;
@@ -77,7 +87,7 @@ static void retime_rivals(tuner *tu, task *ta, kt_retimed *c, size_t k)
 	int rounds = want < RETIME_MIN_ROUNDS ? RETIME_MIN_ROUNDS : want > RETIME_MAX_ROUNDS ? RETIME_MAX_ROUNDS : (int)want;
 	double *med = kt_xcalloc(RETIME_BLOCKS * k, sizeof *med), *v = kt_xcalloc(RETIME_BLOCKS, sizeof *v);
 	double warm = fmin(RETIME_WARM_FACTOR * sum, RETIME_WARM_US);
-	if (sum > 0 && warm >= sum)
+	if (compute_bound(ta) && sum > 0 && warm >= sum)
 		(void)retime(tu, ta, c, k, (int)(warm / sum), med); /* the results are dropped */
 	size_t nb = 0;
 	for (int b = 0; b < RETIME_BLOCKS; b++)

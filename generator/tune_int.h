@@ -26,8 +26,9 @@ enum { DEFAULT_RETIME_TOP = 5, MIN_BATCH = 8, MAX_BATCH = 256, MIN_ASK = 4 };
  * kernels whose choice wavered, at least RETIME_MIN_ROUNDS for the large ones. */
 enum { RETIME_BLOCKS = 5, RETIME_MIN_ROUNDS = 8, RETIME_MAX_ROUNDS = 60 };
 static const double RETIME_BLOCK_US = 10000, RETIME_LAUNCH_US = 10;
-/* Before the blocks, the rivals run untimed for RETIME_WARM_FACTOR times a round's time, at most
- * RETIME_WARM_US: the clock a long kernel keeps under sustained load (tune_choose.c). */
+/* Before the blocks, the rivals of a kernel bound by arithmetic run untimed for RETIME_WARM_FACTOR
+ * times a round's time, at most RETIME_WARM_US: the clock a long kernel keeps under sustained
+ * load (tune_choose.c). */
 static const double RETIME_WARM_FACTOR = 300, RETIME_WARM_US = 1e6;
 enum { SLOTS = 2 };                            /* compile batches in flight at once */
 static const double FIRST_BATCH_S = 2.0;       /* the searches' first batch compiles in about this */

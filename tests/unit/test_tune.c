@@ -813,8 +813,9 @@ static void test_stand_in(const char *dir)
 	kt_tmpl_free(t);
 }
 
-/* A long kernel on a GPU whose clock a sustained load lowers (fake-boost-us: its launches take
- * 80% of their time until the GPU has been busy 200 ms).  The sweep meets it at the boost clock;
+/* A long kernel bound by arithmetic (its roofline's flops term the larger) on a GPU whose clock
+ * a sustained load lowers (fake-boost-us: its launches take 80% of their time until the GPU has
+ * been busy 200 ms).  The sweep meets it at the boost clock;
  * the rivals run untimed before their re-timing (RETIME_WARM_FACTOR), so the choice is made,
  * and the rivals timed, at the clock of load; the choice's time (a record's) is that one.
  * Without that warm-up the whole re-timing fits in the boost (about 80 ms of the fake clock),
@@ -828,6 +829,7 @@ static const char boost_src[] = "// @kt kernel    scale\n"
 				"// @kt grid      cdiv(n, BLOCK)\n"
 				"// @kt block     BLOCK\n"
 				"// @kt bytes     8 * n\n"
+				"// @kt flops     1024 * n\n"
 				"// @kt tolerance 1e-6\n"
 				"// fake-time-us: 1000\n"
 				"// fake-boost-us: 200000\n"

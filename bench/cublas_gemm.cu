@@ -36,18 +36,8 @@ int main(int argc, char **argv)
 	}
 	for (size_t s = 0; s < dims.size(); s += 3) {
 		const long long M = dims[s], N = dims[s + 1], K = dims[s + 2];
-		const size_t elems = (size_t)(M * K + K * N + M * N);
-		const int copies = std::max(1, (int)std::ceil(240e6 / (2.0 * elems)));
-		std::vector<unsigned short *> A(copies), B(copies), C(copies);
-		for (int c = 0; c < copies; c++) {
-			CK(cudaMalloc(&A[c], (size_t)M * K * 2));
-			CK(cudaMalloc(&B[c], (size_t)K * N * 2));
-			CK(cudaMalloc(&C[c], (size_t)M * N * 2));
-			fill_uniform<<<1024, 256>>>(A[c], (size_t)M * K, 1u + c, bf16);
-			fill_uniform<<<1024, 256>>>(B[c], (size_t)K * N, 1001u + c, bf16);
-		}
-		CK(cudaGetLastError());
-		cublas_ways cw(M, N, K, bf16, A, B, C);
+		const gemm_sets sets(M, N, K, bf16, 1);
+		cublas_ways cw(M, N, K, bf16, sets.A, sets.B, sets.C);
 		std::vector<cublas_ways::way> &ways = cw.ways;
 		const int reps = 100;
 		std::vector<cudaEvent_t> ev(2 * reps);
@@ -56,22 +46,7 @@ int main(int argc, char **argv)
 		double best = 1e30, best_spread = 0;
 		std::string via;
 		for (auto &way : ways) {
-			for (int i = 0; i < 20; i++)
-				way.second(i % copies);
-			CK(cudaDeviceSynchronize());
-			for (int i = 0; i < reps; i++) {
-				CK(cudaEventRecord(ev[2 * i]));
-				way.second(i % copies);
-				CK(cudaEventRecord(ev[2 * i + 1]));
-			}
-			CK(cudaDeviceSynchronize());
-			std::vector<double> t(reps);
-			for (int i = 0; i < reps; i++) {
-				float ms;
-				CK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
-				t[i] = ms * 1e3;
-			}
-			std::sort(t.begin(), t.end());
+			const std::vector<double> t = time_way(way.second, sets.copies, reps, ev);
 			if (t[reps / 2] < best) {
 				best = t[reps / 2];
 				best_spread = (t[reps * 9 / 10] - t[reps / 10]) / 2;
@@ -82,11 +57,6 @@ int main(int argc, char **argv)
 		       via.c_str());
 		for (auto &e : ev)
 			CK(cudaEventDestroy(e));
-		for (int c = 0; c < copies; c++) {
-			CK(cudaFree(A[c]));
-			CK(cudaFree(B[c]));
-			CK(cudaFree(C[c]));
-		}
 	}
 	return 0;
 }

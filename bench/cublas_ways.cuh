@@ -1,9 +1,9 @@
-// cublas_ways.cuh - the ways cuBLAS offers to compute a row-major C = A * B (fp16 or bf16 in and
-// out, fp32 accumulation), for cublas_gemm.cu and gemm_side.cu: cublasGemmEx ("gemmex") and the
-// algorithms cuBLASLt's heuristic proposes for the shape with a 32 MiB workspace, up to 8 of
-// them ("lt1" for its first choice, "lt2" for its second, ...).  Each way is called with the
-// index of the argument set it multiplies.  Also fill_uniform, the inputs both benchmarks use:
-// uniform in [-1, 1), never zeros.
+// cublas_ways.cuh - what cublas_gemm.cu and gemm_side.cu share: the argument sets of a row-major
+// C = A * B (fp16 or bf16 in and out, fp32 accumulation), rotated among enough copies to exceed
+// the L2, their inputs uniform in [-1, 1) (never zeros); the ways cuBLAS offers to compute it,
+// cublasGemmEx ("gemmex") and the algorithms cuBLASLt's heuristic proposes for the shape with a
+// 32 MiB workspace, up to 8 of them ("lt1" for its first choice, "lt2" for its second, ...),
+// each called with the index of the argument set it multiplies; and how one way is timed.
 #ifndef KT_CUBLAS_WAYS_CUH
 #define KT_CUBLAS_WAYS_CUH
 
@@ -12,6 +12,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <string>
 #include <utility>
@@ -44,6 +46,60 @@ static __global__ void fill_uniform(unsigned short *p, size_t n, unsigned seed, 
 			p[i] = *reinterpret_cast<unsigned short *>(&b);
 		}
 	}
+}
+
+// The argument sets of an M x N x K product: at least min_copies, and enough to hold 240 MB.
+struct gemm_sets {
+	std::vector<unsigned short *> A, B, C;
+	int copies;
+	gemm_sets(long long M, long long N, long long K, bool bf16, int min_copies)
+	{
+		const size_t elems = (size_t)(M * K + K * N + M * N);
+		copies = std::max(min_copies, (int)std::ceil(240e6 / (2.0 * elems)));
+		A.resize(copies), B.resize(copies), C.resize(copies);
+		for (int c = 0; c < copies; c++) {
+			CK(cudaMalloc(&A[c], (size_t)(M * K) * 2));
+			CK(cudaMalloc(&B[c], (size_t)(K * N) * 2));
+			CK(cudaMalloc(&C[c], (size_t)(M * N) * 2));
+			fill_uniform<<<1024, 256>>>(A[c], (size_t)(M * K), 1u + c, bf16);
+			fill_uniform<<<1024, 256>>>(B[c], (size_t)(K * N), 1001u + c, bf16);
+		}
+		CK(cudaGetLastError());
+	}
+	~gemm_sets()
+	{
+		for (int c = 0; c < copies; c++) {
+			cudaFree(A[c]);
+			cudaFree(B[c]);
+			cudaFree(C[c]);
+		}
+	}
+	gemm_sets(const gemm_sets &) = delete;
+	gemm_sets &operator=(const gemm_sets &) = delete;
+};
+
+// Times a call of a way on each set in turn: 20 warm-up calls, then reps timed ones, each between
+// its own pair of events (ev holds at least 2 * reps).  Their times in microseconds, sorted.
+static std::vector<double> time_way(const std::function<void(int)> &call, int copies, int reps,
+				    const std::vector<cudaEvent_t> &ev)
+{
+	for (int i = 0; i < 20; i++)
+		call(i % copies);
+	CK(cudaDeviceSynchronize());
+	for (int i = 0; i < reps; i++) {
+		CK(cudaEventRecord(ev[2 * i]));
+		call(i % copies);
+		CK(cudaEventRecord(ev[2 * i + 1]));
+	}
+	CK(cudaDeviceSynchronize());
+	std::vector<double> t(reps);
+	for (int i = 0; i < reps; i++) {
+		float ms;
+		CK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
+		t[i] = ms * 1e3;
+	}
+	std::sort(t.begin(), t.end());
+	return t;
 }
 
 // The handles live as long as the program; the ways of one shape as long as its object.

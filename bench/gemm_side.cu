@@ -138,17 +138,9 @@ int main(int argc, char **argv)
 	}
 	for (size_t s = 0; s < dims.size(); s += 3) {
 		const long long M = dims[s], N = dims[s + 1], K = dims[s + 2];
-		const size_t elems = (size_t)(M * K + K * N + M * N);
-		const int copies = std::max(2, (int)std::ceil(240e6 / (2.0 * elems)));
-		std::vector<unsigned short *> A(copies), B(copies), C(copies);
-		for (int c = 0; c < copies; c++) {
-			CK(cudaMalloc(&A[c], (size_t)M * K * 2));
-			CK(cudaMalloc(&B[c], (size_t)K * N * 2));
-			CK(cudaMalloc(&C[c], (size_t)M * N * 2));
-			fill_uniform<<<1024, 256>>>(A[c], (size_t)M * K, 1u + c, bf16);
-			fill_uniform<<<1024, 256>>>(B[c], (size_t)K * N, 1001u + c, bf16);
-		}
-		CK(cudaGetLastError());
+		const gemm_sets sets(M, N, K, bf16, 2);
+		const int copies = sets.copies;
+		const std::vector<unsigned short *> &A = sets.A, &B = sets.B, &C = sets.C;
 		auto kt = [&](int c) {
 			cudaError_t e = kt_gemm_sm90(reinterpret_cast<kt_elem *>(C[c]), reinterpret_cast<const kt_elem *>(A[c]),
 						     reinterpret_cast<const kt_elem *>(B[c]), (int)M, (int)N, (int)K, 0);
@@ -168,22 +160,9 @@ int main(int argc, char **argv)
 		size_t best_way = 0;
 		double best = 1e30;
 		for (size_t w = 0; w < cw.ways.size(); w++) {
-			for (int i = 0; i < 20; i++)
-				cw.ways[w].second(i % copies);
-			for (int i = 0; i < reps; i++) {
-				CK(cudaEventRecord(ev[2 * i]));
-				cw.ways[w].second(i % copies);
-				CK(cudaEventRecord(ev[2 * i + 1]));
-			}
-			CK(cudaDeviceSynchronize());
-			std::vector<double> t(reps);
-			for (int i = 0; i < reps; i++) {
-				float ms;
-				CK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
-				t[i] = ms * 1e3;
-			}
-			if (pct(t, 50) < best)
-				best = pct(t, 50), best_way = w;
+			const double med = pct(time_way(cw.ways[w].second, copies, reps, ev), 50);
+			if (med < best)
+				best = med, best_way = w;
 		}
 		auto &cub = cw.ways[best_way].second;
 
@@ -244,11 +223,6 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		for (auto &e : ev)
 			CK(cudaEventDestroy(e));
-		for (int i = 0; i < copies; i++) {
-			CK(cudaFree(A[i]));
-			CK(cudaFree(B[i]));
-			CK(cudaFree(C[i]));
-		}
 	}
 	return 0;
 }

@@ -815,11 +815,10 @@ static void test_stand_in(const char *dir)
 
 /* A long kernel bound by arithmetic (its roofline's flops term the larger) on a GPU whose clock
  * a sustained load lowers (fake-boost-us: its launches take 80% of their time until the GPU has
- * been busy 200 ms).  The sweep meets it at the boost clock;
- * the rivals run untimed before their re-timing (RETIME_WARM_FACTOR), so the choice is made,
- * and the rivals timed, at the clock of load; the choice's time (a record's) is that one.
- * Without that warm-up the whole re-timing fits in the boost (about 80 ms of the fake clock),
- * and the rivals' times are 800 us. */
+ * been busy 200 ms).  The sweep meets it at the boost clock; the rivals run untimed before their
+ * re-timing (RETIME_WARM_FACTOR), so the choice is made, and the rivals timed, at the clock of
+ * load; the choice's time (a record's) is that one.  Without that warm-up the whole re-timing
+ * fits in the boost (about 80 ms of the fake clock), and the rivals' times are 800 us. */
 static const char boost_src[] = "// @kt kernel    scale\n"
 				"// @kt shape     n\n"
 				"// @kt param     BLOCK  in 128, 256 default 128\n"

@@ -719,8 +719,16 @@ static void set_floor(tuner *tu, task *ta)
 		r->bw_gbs = tu->ceil.bw_gbs;
 	if (l->flops > 0)
 		r->flops_rate = *ceiling_of(&tu->ceil, ta->t->flops_unit);
-	double tb = r->bw_gbs > 0 ? l->bytes / (r->bw_gbs * 1e3) : 0, tf = r->flops_rate > 0 ? l->flops / (r->flops_rate * 1e3) : 0;
+	double tb, tf;
+	tu_floor_terms(ta, &tb, &tf);
 	r->floor_us = tb > tf ? tb : tf;
+}
+
+void tu_floor_terms(const task *ta, double *tb, double *tf)
+{
+	const kt_tune_result *r = ta->r;
+	*tb = r->bw_gbs > 0 ? ta->ref_l.bytes / (r->bw_gbs * 1e3) : 0;
+	*tf = r->flops_rate > 0 ? ta->ref_l.flops / (r->flops_rate * 1e3) : 0;
 }
 
 static int open_pool(tuner *tu, const int *gpus, int ngpus, kt_err *err)

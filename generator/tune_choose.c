@@ -72,9 +72,8 @@ static int retime(tuner *tu, task *ta, const kt_retimed *c, size_t k, int rounds
  * configure from 28-36 s to 49-51 s on an H100 (bench/RESULTS.md). */
 static int compute_bound(const task *ta)
 {
-	const kt_tune_result *r = ta->r;
-	double tb = r->bw_gbs > 0 ? ta->ref_l.bytes / (r->bw_gbs * 1e3) : 0;
-	double tf = r->flops_rate > 0 ? ta->ref_l.flops / (r->flops_rate * 1e3) : 0;
+	double tb, tf;
+	tu_floor_terms(ta, &tb, &tf);
 	return tf > tb;
 }
 

@@ -148,6 +148,9 @@ typedef struct tuner {
 } tuner;
 
 /* tune.c: candidates, stopping, asking, setup. */
+/* The two terms of task ta's roofline floor, in us: its bytes over the copy bandwidth (tb) and its
+ * arithmetic over the rate of its kind (tf); 0 where the template or the ceiling gives none. */
+void tu_floor_terms(const task *ta, double *tb, double *tf);
 void tu_list_add(candlist *l, const cand *c);
 void tu_cand_free(cand *c);
 const char *tu_stop_reason(const tuner *tu, const task *ta, char *buf, size_t bufsz);

@@ -176,6 +176,7 @@ int kt_subcmd_run(const char *prog, const char *about, const kt_subcmd *table, s
 
 int kt_opt_fail(const char *cmd, const kt_buf *diags, const kt_err *err)
 {
+	fflush(stdout); /* what the command printed comes before its error where both go to one stream */
 	if (diags && diags->len)
 		fputs(diags->data, stderr);
 	if (err->msg[0])

@@ -1,9 +1,10 @@
 # expect.cmake - runs one kt command line and checks its exit status and output.
 #
 #   cmake -DKT=<kt> -DARGS=<arguments separated by |> -DRC=<status> [-DERR=<regex>] [-DOUT=<regex>]
-#         [-DNOT_ERR=<regex>] [-DENV=<VAR=value separated by |>] -P expect.cmake
+#         [-DNOT_ERR=<regex>] [-DMERGED=<regex>] [-DENV=<VAR=value separated by |>] -P expect.cmake
 #
-# ERR must match stderr, OUT stdout; NOT_ERR must not match stderr.  ENV is set for kt only.
+# ERR must match stderr, OUT stdout; NOT_ERR must not match stderr; MERGED the two in one pipe, in
+# the order kt wrote them (a second run).  ENV is set for kt only.
 string(REPLACE "|" ";" args "${ARGS}")
 string(REPLACE "|" ";" env "${ENV}")
 execute_process(COMMAND "${CMAKE_COMMAND}" -E env ${env} "${KT}" ${args}
@@ -20,4 +21,10 @@ if(DEFINED NOT_ERR AND err MATCHES "${NOT_ERR}")
 endif()
 if(DEFINED OUT AND NOT out MATCHES "${OUT}")
   message(FATAL_ERROR "stdout does not match '${OUT}'\n${report}")
+endif()
+if(DEFINED MERGED)
+  execute_process(COMMAND "${CMAKE_COMMAND}" -E env ${env} "${KT}" ${args} OUTPUT_VARIABLE both ERROR_VARIABLE both)
+  if(NOT both MATCHES "${MERGED}")
+    message(FATAL_ERROR "stdout and stderr in one pipe do not match '${MERGED}':\n${both}")
+  endif()
 endif()

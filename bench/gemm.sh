@@ -19,7 +19,8 @@
 # of the fastest plain read of the weight's bytes (bench/copy_floor.cu MB:0: a launch that reads
 # them and writes nothing), with kt's time as a percentage of that.
 # ONLY, a regular expression, limits the shapes (e.g. 'M=(1|16|64),'); TYPES (default "half
-# bfloat16") the element types.
+# bfloat16") the element types.  SEEDS=DIR (e.g. cache/) is a project cache read as a build
+# reads it: its records of this GPU are used, the other GPUs' seed the searches of the misses.
 set -euo pipefail
 kt=${1:?usage: bench/gemm.sh KT OUT [SECONDS] [BUDGET] [ONLY]}
 out=${2:?usage: bench/gemm.sh KT OUT [SECONDS] [BUDGET] [ONLY]}
@@ -42,6 +43,8 @@ for type in ${TYPES:-half bfloat16}; do
 	if [ -n "${RECORDS:-}" ]; then
 		project=(--project-cache "$RECORDS")
 		export KT_REQUIRE_CACHE_HIT=1
+	elif [ -n "${SEEDS:-}" ]; then
+		project=(--project-cache "$SEEDS")
 	else
 		project=()
 	fi
@@ -69,7 +72,7 @@ for type in ${TYPES:-half bfloat16}; do
 	while read -r shape rec cfg key; do
 		IFS=, read -r m n k <<<"$(echo "$shape" | sed 's/[MNK]=//g')"
 		read -r us cub via <<<"$(awk -v m="$m" -v n="$n" -v k="$k" '$2 == m && $3 == n && $4 == k { print $5, $6, $8 }' "$out/side-$type.txt")"
-		rec_file=$(find "$cache" ${RECORDS:+"$RECORDS"} -name "$key.json" | head -1)
+		rec_file=$(find "$cache" ${RECORDS:+"$RECORDS"} ${SEEDS:+"$SEEDS"} -name "$key.json" | head -1)
 		bw=$(grep -ho '"bw_gbs":[[:space:]]*[0-9.]*' "$rec_file" | head -1 | sed 's/.*:[[:space:]]*//')
 		[ -n "${reads[$n,$k]:-}" ] || reads[$n,$k]=$("$out/copy_floor" --best "$(awk -v n="$n" -v k="$k" 'BEGIN { print n * k * 2 / 1e6 }'):0")
 		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$type" "$m" "$n" "$k" "$us" "$cub" "$via" "$bw" "$cfg" "${reads[$n,$k]}" "$rec" >>"$out/table.tsv"

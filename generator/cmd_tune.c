@@ -399,6 +399,7 @@ int kt_cmd_tune(int argc, char **argv)
 		rc = parse_seconds(a.seconds, "--seconds", &o.seconds, &err);
 	if (rc == 0)
 		rc = parse_seconds(a.timeout, "--timeout", &o.timeout_s, &err);
+	o.run_all = a.record != NULL; /* a recorded space holds what every configuration did */
 	char devarch[8] = "";
 	int devsms = 0;
 	if (rc == 0)

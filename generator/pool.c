@@ -214,20 +214,47 @@ static int submit(kt_pool *p, pw *w, kt_job *j, kt_err *err)
 	return kt_fail_internal(err, "cannot talk to the worker on GPU %d", w->gpu);
 }
 
-int kt_pool_run(kt_pool *p, kt_job *jobs, size_t n, kt_err *err)
+/* Job i is held back by the gate: it is done, not sent. */
+static int held(const kt_pool_gate *g, kt_job *jobs, size_t i)
+{
+	char why[512];
+	if (!g || !g->hold || !g->hold(g->ctx, i, why, sizeof why))
+		return 0;
+	kt_job_clear(&jobs[i]);
+	jobs[i].status = KT_NOT_RUN;
+	jobs[i].reply = kt_xstrdup(why);
+	if (g->done)
+		g->done(g->ctx, i, &jobs[i]);
+	return 1;
+}
+
+static void told(const kt_pool_gate *g, const kt_job *jobs, const kt_job *j)
+{
+	if (g && g->done)
+		g->done(g->ctx, (size_t)(j - jobs), j);
+}
+
+int kt_pool_run(kt_pool *p, kt_job *jobs, size_t n, kt_err *err) { return kt_pool_run_gated(p, jobs, n, NULL, err); }
+
+int kt_pool_run_gated(kt_pool *p, kt_job *jobs, size_t n, const kt_pool_gate *gate, kt_err *err)
 {
 	size_t next = 0, done = 0;
 	struct pollfd *pfd = kt_xcalloc((size_t)p->n, sizeof *pfd);
 	int rc = 0;
 	while (done < n && rc == 0) {
-		for (int i = 0; i < p->n && next < n; i++)
-			if (!p->w[i].job) {
-				kt_job_clear(&jobs[next]);
-				if ((rc = submit(p, &p->w[i], &jobs[next], err)))
-					break;
-				next++;
-			}
-		if (rc)
+		for (int i = 0; i < p->n && next < n; i++) {
+			if (p->w[i].job)
+				continue;
+			while (next < n && held(gate, jobs, next))
+				next++, done++;
+			if (next == n)
+				break;
+			kt_job_clear(&jobs[next]);
+			if ((rc = submit(p, &p->w[i], &jobs[next], err)))
+				break;
+			next++;
+		}
+		if (rc || done == n)
 			break;
 		double now = kt_now(), first = now + 3600;
 		for (int i = 0; i < p->n; i++) {
@@ -246,19 +273,21 @@ int kt_pool_run(kt_pool *p, kt_job *jobs, size_t n, kt_err *err)
 				continue;
 			if (pfd[i].revents)
 				kt_proc_pump(&w->proc);
+			kt_job *j = w->job;
 			if (kt_proc_take_line(&w->proc, &p->line)) {
 				finish_job(p, w, kt_buf_str(&p->line));
-				done++;
 			} else if (w->proc.eof) {
 				lose_worker(p, w, KT_FAULTED, "the worker died");
-				done++;
 			} else if (kt_now() > w->deadline) {
 				char why[96];
 				snprintf(why, sizeof why, "no answer within %.0f s: the worker was killed",
 					 w->job->timeout_s > 0 ? w->job->timeout_s : job_timeout(p));
 				lose_worker(p, w, KT_TIMED_OUT, why);
-				done++;
+			} else {
+				continue;
 			}
+			done++;
+			told(gate, jobs, j);
 		}
 	}
 	free(pfd);

@@ -180,7 +180,7 @@ static int data_line(struct reader *rd, const char *s, size_t len)
 	struct entry *en = &r->entries[r->n];
 	*en = (struct entry){NULL, r->nparams, KT_OK, -1, -1}; /* cfg is set when cfgs stops moving */
 	if (status_of(f[0], fl[0], &en->status) < 0)
-		return bad(rd, "unknown status (expected ok, compile-failed, over-limits, check-failed, faulted or timed-out)",
+		return bad(rd, "unknown status (expected ok, compile-failed, over-limits, check-failed, faulted, timed-out or not-run)",
 			   s, len);
 	if (en->status == KT_OK &&
 	    (parse_time(f[1], fl[1], &en->median_us) < 0 || parse_time(f[2], fl[2], &en->spread_us) < 0))

@@ -12,6 +12,7 @@ const char *const kt_status_names[KT_NSTATUS] = {
 	[KT_CHECK_FAILED] = "check-failed",
 	[KT_FAULTED] = "faulted",
 	[KT_TIMED_OUT] = "timed-out",
+	[KT_NOT_RUN] = "not-run",
 };
 
 const char *const kt_status_causes[KT_NSTATUS] = {
@@ -21,6 +22,7 @@ const char *const kt_status_causes[KT_NSTATUS] = {
 	[KT_CHECK_FAILED] = "wrong result",
 	[KT_FAULTED] = "launch error",
 	[KT_TIMED_OUT] = "timeout",
+	[KT_NOT_RUN] = "not run, like ones that hung",
 };
 
 size_t kt_failures_format(const size_t counts[KT_NSTATUS], char *out, size_t outsz)

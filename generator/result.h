@@ -23,13 +23,15 @@ typedef enum kt_status {
 	KT_CHECK_FAILED,   /* ran, but an output differed from the reference beyond the tolerance */
 	KT_FAULTED,        /* an illegal address, a launch failure: the worker was restarted */
 	KT_TIMED_OUT,      /* the watchdog fired: the worker was killed and restarted */
+	KT_NOT_RUN,        /* not run: it holds what made others at its shape hang (hangs.h) */
 	KT_NSTATUS
 } kt_status;
 
-/* "ok", "compile-failed", "over-limits", "check-failed", "faulted", "timed-out" (records, tables) */
+/* "ok", "compile-failed", "over-limits", "check-failed", "faulted", "timed-out", "not-run"
+ * (records, tables) */
 extern const char *const kt_status_names[KT_NSTATUS];
 /* The causes in words for people: "do not compile", "exceed a limit", "wrong result", "launch
- * error", "timeout" ("passed" for KT_OK). */
+ * error", "timeout", "not run, like ones that hung" ("passed" for KT_OK). */
 extern const char *const kt_status_causes[KT_NSTATUS];
 /* "5 failed (3 do not compile, 2 wrong result)" from counts per status into out; returns the
  * failures. */

@@ -36,6 +36,7 @@ static const struct t4_status {
 	[KT_CHECK_FAILED] = {"correctness", 0, "RuntimeFailedConfig"},
 	[KT_FAULTED] = {"runtime", 1, "RuntimeFailedConfig"},
 	[KT_TIMED_OUT] = {"timeout", 1, "RuntimeFailedConfig"},
+	[KT_NOT_RUN] = {"timeout", 1, "RuntimeFailedConfig"}, /* held back as a hang (kt.status says so) */
 };
 
 /* T4's invalidities and the status each reads as (kt's own "kt.status" refines "runtime"). */

@@ -195,6 +195,8 @@ void kt_tmpl_format_shape(const kt_tmpl *t, const int64_t *vals, kt_buf *out);
 /* The caller's choices t was parsed with, type symbols then options ("T=bfloat16", "LSE=base2"),
  * each appended to out and followed by sep (kt_tmpl_opts.types, for parsing it again). */
 void kt_tmpl_format_choices(const kt_tmpl *t, char sep, kt_buf *out);
+/* Formats value idx of parameter p as a configuration spells it: "256", "true", "onepass". */
+void kt_tmpl_format_value(const kt_param *p, int idx, kt_buf *out);
 /* Formats a configuration as "BLOCK=256,VEC=8,ALGO=onepass". */
 void kt_tmpl_format_config(const kt_tmpl *t, const uint16_t *cfg, kt_buf *out);
 /* Parses "BLOCK=256,VEC=8" into cfg; every parameter must be given with a declared value. */

@@ -99,7 +99,7 @@ void kt_tmpl_format_shape(const kt_tmpl *t, const int64_t *vals, kt_buf *out)
 		kt_buf_printf(out, "%s%s=%lld", i ? "," : "", t->shapes[i], (long long)vals[i]);
 }
 
-static void put_value(const kt_param *p, int idx, kt_buf *out)
+void kt_tmpl_format_value(const kt_param *p, int idx, kt_buf *out)
 {
 	if (p->type == KT_PCHOICE)
 		kt_buf_puts(out, p->choices[idx]);
@@ -113,7 +113,7 @@ void kt_tmpl_format_config(const kt_tmpl *t, const uint16_t *cfg, kt_buf *out)
 {
 	for (int i = 0; i < t->nparams; i++) {
 		kt_buf_printf(out, "%s%s=", i ? "," : "", t->params[i].name);
-		put_value(&t->params[i], cfg[i], out);
+		kt_tmpl_format_value(&t->params[i], cfg[i], out);
 	}
 }
 
@@ -128,7 +128,7 @@ static int value_index(const kt_param *p, const char *val, size_t vn)
 {
 	for (int i = 0; i < p->nvals; i++) {
 		kt_buf b = {0};
-		put_value(p, i, &b);
+		kt_tmpl_format_value(p, i, &b);
 		int same = b.len == vn && !memcmp(b.data, val, vn);
 		kt_buf_free(&b);
 		if (same)
@@ -151,7 +151,7 @@ static int config_item(void *ctx, const char *name, size_t n, const char *val, s
 		kt_buf all = {0};
 		for (int k = 0; k < p->nvals && k < MAX_LISTED; k++) {
 			kt_buf_puts(&all, k ? ", " : "");
-			put_value(p, k, &all);
+			kt_tmpl_format_value(p, k, &all);
 		}
 		kt_fail(err, "'%.*s' is not a value of '%s' (expected one of: %s%s)", (int)vn, val, p->name, kt_buf_str(&all),
 			p->nvals > MAX_LISTED ? ", ..." : "");

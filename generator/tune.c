@@ -123,13 +123,13 @@ static void list_free(candlist *l)
 
 /* ---- results ------------------------------------------------------------------------------------- */
 
-static int is_active(const task *ta) { return ta->state == T_ASKING || ta->state == T_DRAINING; }
+int tu_is_active(const task *ta) { return ta->state == T_ASKING || ta->state == T_DRAINING; }
 /* Set up, or waiting for its reference to compile: it will be active. */
 static int is_coming(const task *ta) { return ta->state == T_SETUP || ta->state == T_STARTING; }
 
 /* Tells the search the result of space index idx (when it asked for it) and follows the best
  * and the convergence count. */
-static void tell(task *ta, size_t idx)
+void tu_tell(task *ta, size_t idx)
 {
 	const kt_eval *e = &ta->r->evals[ta->ev_of[idx]];
 	int ok = e->status == KT_OK;
@@ -174,6 +174,13 @@ static kt_eval *add_eval(tuner *tu, task *ta, size_t idx, kt_status st, const ch
 	tu->counts[st]++;
 	tu->evaluated++;
 	kt_progress *p = tu->o->progress;
+	if (st == KT_NOT_RUN && ta->counts[st] == 1 && p && p->f) { /* the first one held back says why */
+		kt_buf sh = {0};
+		kt_tmpl_format_shape(ta->t, ta->shape, &sh);
+		kt_progress_clear(p);
+		fprintf(p->f, "kt: %s %s: held back from now on, not run: %s\n", ta->t->kernel, kt_buf_str(&sh), msg);
+		kt_buf_free(&sh);
+	}
 	if ((st == KT_TIMED_OUT || st == KT_FAULTED) && p && p->f) { /* a hang or a fault names its configuration */
 		kt_buf sh = {0}, cf = {0};
 		kt_tmpl_format_shape(ta->t, ta->shape, &sh);
@@ -203,7 +210,7 @@ static kt_eval *redo_eval(tuner *tu, task *ta, size_t idx, kt_status st, const c
 }
 
 /* Records candidate c's result: a new eval, or the confirmed one of a stand-in. */
-static kt_eval *put_eval(tuner *tu, const cand *c, kt_status st, const char *msg, const kt_unit *u)
+kt_eval *tu_put_eval(tuner *tu, const cand *c, kt_status st, const char *msg, const kt_unit *u)
 {
 	task *ta = &tu->tasks[c->task];
 	return c->confirm ? redo_eval(tu, ta, c->idx, st, msg, u) : add_eval(tu, ta, c->idx, st, msg, u);
@@ -213,10 +220,10 @@ static kt_eval *put_eval(tuner *tu, const cand *c, kt_status st, const char *msg
 static void record_failed(tuner *tu, cand *c, kt_status st, const char *msg, const kt_unit *u)
 {
 	task *ta = &tu->tasks[c->task];
-	put_eval(tu, c, st, msg, u);
+	tu_put_eval(tu, c, st, msg, u);
 	ta->inflight--;
 	if (!c->confirm)
-		tell(ta, c->idx);
+		tu_tell(ta, c->idx);
 }
 
 /* ---- progress ----------------------------------------------------------------------------------- */
@@ -280,9 +287,9 @@ static void charge(tuner *tu)
 	size_t active = 0;
 	tu->last_charge = now;
 	for (size_t k = 0; k < tu->ntasks; k++)
-		active += is_active(&tu->tasks[k]);
+		active += tu_is_active(&tu->tasks[k]);
 	for (size_t k = 0; active && k < tu->ntasks; k++)
-		if (is_active(&tu->tasks[k]))
+		if (tu_is_active(&tu->tasks[k]))
 			tu->tasks[k].charged += dt / (double)active;
 }
 
@@ -295,9 +302,11 @@ static int admit(tuner *tu, cand *c)
 	task *ta = &tu->tasks[c->task];
 	kt_val env[KT_MAX_SLOTS];
 	kt_err e = {0};
-	char why[256];
+	char why[512];
 	kt_tmpl_env(ta->t, ta->shape, kt_space_cfg(ta->space, c->idx), env);
-	if (kt_tmpl_launch(ta->t, env, &c->l, &e)) {
+	if (!c->confirm && kt_hangs_hold(ta->hangs, kt_space_cfg(ta->space, c->idx), why, sizeof why)) {
+		record_failed(tu, c, KT_NOT_RUN, why, NULL);
+	} else if (kt_tmpl_launch(ta->t, env, &c->l, &e)) {
 		record_failed(tu, c, KT_OVER_LIMITS, e.msg, NULL);
 	} else if (kt_target_fits(&tu->target, &c->l, NULL, why, sizeof why)) {
 		record_failed(tu, c, KT_OVER_LIMITS, why, NULL);
@@ -373,7 +382,7 @@ static size_t ask_task(tuner *tu, int k, size_t max, idlist *fresh)
 	for (size_t i = 0; i < n; i++) {
 		ta->asked[idx[i]] = 1;
 		if (ta->ev_of[idx[i]] >= 0)
-			tell(ta, idx[i]);
+			tu_tell(ta, idx[i]);
 		else if (ta->ev_of[idx[i]] == -1)
 			tu_enqueue(tu, k, idx[i], fresh);
 	}
@@ -415,91 +424,6 @@ static void ask_all(tuner *tu, idlist *fresh)
 	for (size_t k = 0; k < tu->ntasks; k++)
 		if (tu->tasks[k].state == T_ASKING)
 			ask_task(tu, (int)k, kt_search_steered(tu->tasks[k].search) ? steered : each, fresh);
-}
-
-/* ---- measuring ---------------------------------------------------------------------------------- */
-
-static int by_task(const void *a, const void *b)
-{
-	const cand *x = a, *y = b;
-	int c = (x->task > y->task) - (x->task < y->task);
-	return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
-}
-
-/* Whether a ready candidate may be measured now: its task is searching, and, for a search
- * steered by its results, nothing it asked before this one still compiles, so that it is told in
- * the order it asked, however the compiles end.  (Random and exhaustive orders do not depend on
- * what they are told: theirs are measured as they come.) */
-static int in_turn(const tuner *tu, const cand *c)
-{
-	const task *ta = &tu->tasks[c->task];
-	if (!is_active(ta))
-		return 0;
-	if (!ta->search || !kt_search_steered(ta->search))
-		return 1;
-	for (size_t i = 0; i < tu->waiting.n; i++)
-		if (tu->waiting.v[i].task == c->task && tu->waiting.v[i].seq < c->seq)
-			return 0;
-	return 1;
-}
-
-/* Checks and times the ready candidates on the workers, grouped by problem. */
-static int measure_ready(tuner *tu, kt_err *err)
-{
-	candlist keep = {0}, go = {0}; /* the others are kept for later */
-	for (size_t i = 0; i < tu->ready.n; i++)
-		tu_list_add(in_turn(tu, &tu->ready.v[i]) ? &go : &keep, &tu->ready.v[i]);
-	free(tu->ready.v);
-	tu->ready = keep;
-	size_t n = go.n;
-	cand *cs = go.v;
-	if (!n) {
-		free(cs);
-		return 0;
-	}
-	qsort(cs, n, sizeof *cs, by_task);
-	double race = tu->o->race == 0 ? KT_TUNE_RACE : tu->o->race;
-	kt_job *jobs = kt_xcalloc(n + 1, sizeof *jobs);
-	for (size_t i = 0; i < n; i++) {
-		const task *ta = &tu->tasks[cs[i].task];
-		const unitrec *ur = &tu->units[cs[i].unit];
-		kt_buf cmd = {0};
-		kt_buf_printf(&cmd, "eval\t%s\t%s\t%s\t%s", ta->id, ur->u.cubin, ur->u.entry, cs[i].config);
-		if (race > 0 && ta->best_us > 0 && !cs[i].confirm) /* a rival of the choice is timed whole */
-			kt_buf_printf(&cmd, "\t%.4f", ta->best_us * (1 + race));
-		jobs[i].cmd = kt_buf_detach(&cmd);
-	}
-	double t0 = kt_now();
-	if (tu->st.first_measure_s <= 0)
-		tu->st.first_measure_s = t0 - tu->start;
-	int rc = kt_pool_run(tu->pool, jobs, n, err);
-	tu->st.measure_s += kt_now() - t0;
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		task *ta = &tu->tasks[cs[i].task];
-		unitrec *ur = &tu->units[cs[i].unit];
-		int ok = jobs[i].status == KT_OK;
-		kt_eval *e = put_eval(tu, &cs[i], jobs[i].status, ok ? NULL : jobs[i].reply, &ur->u);
-		char word[16] = "";
-		if (ok && sscanf(jobs[i].reply, "%lf\t%lf\t%15s", &e->median_us, &e->spread_us, word) < 2) {
-			e->status = KT_FAULTED;
-			e->msg = kt_xstrdup("the worker's answer had no times");
-			ta->counts[KT_OK]--, ta->counts[KT_FAULTED]++;
-			tu->counts[KT_OK]--, tu->counts[KT_FAULTED]++;
-		}
-		e->raced = e->status == KT_OK && !strcmp(word, "raced");
-		tu->st.raced += e->raced;
-		ta->inflight--;
-		if (!cs[i].confirm)
-			tell(ta, cs[i].idx);
-	}
-	for (size_t i = 0; i < n; i++) {
-		free(jobs[i].cmd);
-		kt_job_clear(&jobs[i]);
-		tu_cand_free(&cs[i]);
-	}
-	free(jobs);
-	free(cs);
-	return rc;
 }
 
 /* ---- setup ------------------------------------------------------------------------------------------ */
@@ -561,6 +485,8 @@ static int task_setup(tuner *tu, task *ta, kt_err *err)
 	ta->search = kt_search_new(o->strategy, ta->t, ta->space, o->budget, o->seed, err);
 	if (!ta->search)
 		return -1;
+	if (!o->run_all && !tt->nonly) /* a list asked for, or a recording, runs whole */
+		ta->hangs = kt_hangs_new(ta->t);
 	int np = ta->t->nparams;
 	size_t ns = 0, *seeds = kt_xcalloc(tt->nseeds + 1, sizeof *seeds);
 	for (size_t i = 0; i < tt->nseeds; i++) {
@@ -835,7 +761,7 @@ static int first_batch(tuner *tu, const int *gpus, int ngpus, kt_err *err)
 	rc = kt_pool_setup(tu->pool, kt_buf_str(&cmd), NULL, err);
 	kt_buf_free(&cmd);
 	for (size_t k = 0; rc == 0 && k < tu->ntasks; k++)
-		if (is_active(&tu->tasks[k]))
+		if (tu_is_active(&tu->tasks[k]))
 			task_start(tu, &tu->tasks[k]);
 	if (rc == 0)
 		rc = measure_ceilings(tu, err);
@@ -862,7 +788,7 @@ static void drop_failed(tuner *tu, candlist *l)
 static int any_active(const tuner *tu)
 {
 	for (size_t k = 0; k < tu->ntasks; k++)
-		if (is_active(&tu->tasks[k]) || is_coming(&tu->tasks[k]))
+		if (tu_is_active(&tu->tasks[k]) || is_coming(&tu->tasks[k]))
 			return 1;
 	return tu->npending > 0;
 }
@@ -921,15 +847,6 @@ static int start_ready(tuner *tu, kt_err *err)
 	return 0;
 }
 
-/* Something ready can be measured now. */
-static int measurable(const tuner *tu)
-{
-	for (size_t i = 0; i < tu->ready.n; i++)
-		if (in_turn(tu, &tu->ready.v[i]))
-			return 1;
-	return 0;
-}
-
 /* Starts a compile batch in each free slot while the searches have something to ask.  A search
  * steered by results asks a small batch, whose compile keeps the cores busy for less time than
  * it takes to come back: a second batch, asked from the same results, compiles beside it. */
@@ -960,15 +877,15 @@ static int pipeline(tuner *tu, kt_err *err)
 		if (rc == 0)
 			rc = start_ready(tu, err);
 		if (rc == 0)
-			rc = measure_ready(tu, err);
+			rc = tu_measure_ready(tu, err);
 		charge(tu);
 		for (size_t k = 0; k < tu->ntasks; k++)
-			if (is_active(&tu->tasks[k]))
+			if (tu_is_active(&tu->tasks[k]))
 				tu_update_state(tu, &tu->tasks[k]);
 		drop_failed(tu, &tu->waiting);
 		if (rc == 0)
 			rc = refill(tu, err);
-		if (rc == 0 && !measurable(tu) && tu_oldest_busy(tu) >= 0) {
+		if (rc == 0 && !tu_measurable(tu) && tu_oldest_busy(tu) >= 0) {
 			double t0 = kt_now();
 			rc = tu_reap(tu, 1, err);
 			tu->st.compile_wait_s += kt_now() - t0;
@@ -1008,6 +925,7 @@ static void tuner_free(tuner *tu)
 		task *ta = &tu->tasks[k];
 		if (ta->search)
 			kt_search_free(ta->search);
+		kt_hangs_free(ta->hangs);
 		free(ta->ev_of);
 		free(ta->asked);
 		if (ta->space)

@@ -81,6 +81,8 @@ typedef struct kt_tune_opts {
 	const char *backend;          /* GPU backend: "cuda" (NULL) or "fake" */
 	const char *exe;              /* the kt executable that runs workers; NULL: this one */
 	double timeout_s;             /* watchdog per variant; <= 0: 10 s */
+	int run_all;                  /* run every configuration asked for, also one that holds what made
+				       * others at its shape hang (hangs.h): a recorded space */
 	kt_ceilings *ceilings;        /* in: the GPU's known ceilings (0: unknown); out: with those measured.  NULL: measure */
 	double near_floor;            /* stop within this fraction of the floor; 0: 0.03; < 0: never */
 	int retime_top;               /* the fastest this many are always among the rivals timed again at the end

@@ -9,6 +9,7 @@
 #include <limits.h>
 
 #include "compile.h"
+#include "hangs.h"
 #include "proc.h"
 #include "search.h"
 #include "space.h"
@@ -98,6 +99,7 @@ typedef struct task {
 	int state;
 	kt_space *space;  /* its own allocation: the search points at it while tasks move */
 	kt_search *search;
+	kt_hangs *hangs;  /* what made its configurations hang; NULL: every configuration runs */
 	long *ev_of;      /* per space index: its eval, PENDING, or -1 */
 	unsigned char *asked;
 	long def_idx;     /* the default configuration's space index, or -1 */
@@ -148,6 +150,12 @@ typedef struct tuner {
 } tuner;
 
 /* tune.c: candidates, stopping, asking, setup. */
+/* Asking or draining: its search has results to come. */
+int tu_is_active(const task *ta);
+/* Tells task ta's search the result of space index idx (when it asked for it). */
+void tu_tell(task *ta, size_t idx);
+/* Records candidate c's result: a new eval, or the confirmed one of a stand-in. */
+kt_eval *tu_put_eval(tuner *tu, const cand *c, kt_status st, const char *msg, const kt_unit *u);
 /* The two terms of task ta's roofline floor, in us: its bytes over the copy bandwidth (tb) and its
  * arithmetic over the rate of its kind (tf); 0 where the template or the ceiling gives none. */
 void tu_floor_terms(const task *ta, double *tb, double *tf);
@@ -170,6 +178,12 @@ int tu_compile_start(tuner *tu, const idlist *l, kt_err *err);
 int tu_compile_finish(tuner *tu, int s, kt_err *err);
 int tu_oldest_busy(const tuner *tu);
 int tu_reap(tuner *tu, int wait, kt_err *err);
+
+/* tune_measure.c: measuring. */
+/* Checks and times the ready candidates that are in turn on the workers, grouped by problem. */
+int tu_measure_ready(tuner *tu, kt_err *err);
+/* Something ready can be measured now. */
+int tu_measurable(const tuner *tu);
 
 /* tune_choose.c: the end of a task. */
 void tu_finish_task(tuner *tu, task *ta);

@@ -67,7 +67,7 @@ typedef struct kt_worker_opts {
 
 typedef struct kt_job {
 	char *cmd;          /* the command line, without its newline (owned by the caller) */
-	kt_status status;   /* KT_OK, KT_CHECK_FAILED, KT_FAULTED or KT_TIMED_OUT */
+	kt_status status;   /* KT_OK, KT_CHECK_FAILED, KT_FAULTED or KT_TIMED_OUT (KT_NOT_RUN: held, kt_pool_gate) */
 	char *reply;        /* the reply after its first field, e.g. "12.5\t0.3" (owned) */
 	double timeout_s;   /* the watchdog for this job; <= 0: the pool's */
 } kt_job;
@@ -84,6 +84,16 @@ int kt_pool_setup(kt_pool *p, const char *cmd, const char **reply, kt_err *err);
 int kt_pool_setup_replay(kt_pool *p, const char *cmd, const char *replay, const char **reply, kt_err *err);
 /* Runs jobs (shared among the workers).  -1 only when no worker can be (re)started. */
 int kt_pool_run(kt_pool *p, kt_job *jobs, size_t n, kt_err *err);
+/* What a caller decides while its jobs run: hold is asked before job i is sent (nonzero: it is
+ * not sent; its status is KT_NOT_RUN and its reply what hold wrote to why), done is told each
+ * job's outcome as it comes.  Either may be NULL. */
+typedef struct kt_pool_gate {
+	void *ctx;
+	int (*hold)(void *ctx, size_t i, char *why, size_t whysz);
+	void (*done)(void *ctx, size_t i, const kt_job *j);
+} kt_pool_gate;
+/* kt_pool_run, the jobs passing gate (NULL: all are sent). */
+int kt_pool_run_gated(kt_pool *p, kt_job *jobs, size_t n, const kt_pool_gate *gate, kt_err *err);
 /* Workers restarted so far (after faults and timeouts). */
 int kt_pool_restarts(const kt_pool *p);
 /* The GPU ordinal of each worker and how many jobs it finished, for up to max workers; returns

@@ -151,7 +151,7 @@ static const struct bad_case bad_cases[] = {
 	{"# shape: n=64\nconfig,status,median_us,spread_us\nBLOCK=64,ok,1,1\n",
 	 ":4: error: expected a quoted configuration (\"P=v,P=v\") at the start of the row"},
 	{"# shape: n=64\nconfig,status,median_us,spread_us\n\"BLOCK=64,VEC=1,ALGO=plain,U=1\",fast,1,1\n",
-	 ":4: error: unknown status (expected ok, compile-failed, over-limits, check-failed, faulted or timed-out)"},
+	 ":4: error: unknown status (expected ok, compile-failed, over-limits, check-failed, faulted, timed-out or not-run)"},
 	{"# shape: n=64\nconfig,status,median_us,spread_us\n\"BLOCK=64,VEC=1,ALGO=plain,U=1\",ok,,\n",
 	 ":4: error: an ok row needs a median and a spread in microseconds (non-negative numbers)"},
 	{"# shape: n=64\nconfig,status,median_us,spread_us\n\"BLOCK=64,VEC=1,ALGO=plain,U=1\",ok,-3,1\n",

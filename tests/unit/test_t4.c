@@ -61,6 +61,7 @@ static void make_result(kt_tune_result *r)
 	add_eval(r, (uint16_t[]){0, 2, 1, 0}, KT_CHECK_FAILED, 0, 32, "out[7]: 1.5 vs 1.25");
 	add_eval(r, (uint16_t[]){0, 1, 0, 0}, KT_FAULTED, 0, 32, "an illegal memory access");
 	add_eval(r, (uint16_t[]){0, 0, 0, 0}, KT_TIMED_OUT, 0, 32, NULL);
+	add_eval(r, (uint16_t[]){2, 0, 0, 0}, KT_NOT_RUN, 0, -1, "the 2 configurations that timed out at this shape all hold A=1");
 	r->best = 1;
 	snprintf(r->strategy, sizeof r->strategy, "exhaustive");
 	r->seed = 18446744073709551615ULL;
@@ -126,7 +127,7 @@ static const cJSON *measurement(const cJSON *res, const char *name)
 
 static void check_result_doc(const char *text, const kt_tune_result *r)
 {
-	static const char *const invalidity[KT_NSTATUS] = {"correct", "compile", "runtime", "correctness", "runtime", "timeout"};
+	static const char *const invalidity[KT_NSTATUS] = {"correct", "compile", "runtime", "correctness", "runtime", "timeout", "timeout"};
 	cJSON *doc = cJSON_Parse(text);
 	CHECK(doc != NULL);
 	CHECK_INT(t4_violations(doc), 0);

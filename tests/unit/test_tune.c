@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "hangs.h"
 #include "tune.h"
 
 static kt_tmpl *parse(void)
@@ -491,6 +492,62 @@ static const char nobuild_src[] =
 	"\t\tout[i] = 2.0f * x[i];\n"
 	"}\n";
 
+/* A template whose STAGES=1 hangs at every BLOCK (the fake GPU's sync never returns). */
+static const char stall_src[] =
+	"// @kt kernel    scale\n"
+	"// @kt shape     n\n"
+	"// @kt param     STAGES in 1, 2, 4 default 2\n"
+	"// @kt param     BLOCK  in 64, 128, 256, 512 default 128\n"
+	"// @kt arg       out float[n] out\n"
+	"// @kt arg       x   float[n] in fill uniform(-2, 2)\n"
+	"// @kt arg       n   int = n\n"
+	"// @kt grid      cdiv(n, BLOCK)\n"
+	"// @kt block     BLOCK\n"
+	"// @kt bytes     8 * n\n"
+	"// @kt tolerance 1e-6\n"
+	"//\n"
+	"// fake-rule: STAGES=1 hang\n"
+	"#ifndef BLOCK\n#define BLOCK 128\n#endif\n"
+	"__global__ void scale(float *out, const float *x, int n)\n"
+	"{\n"
+	"\tint i = blockIdx.x * BLOCK + threadIdx.x;\n"
+	"\tif (i < n)\n"
+	"\t\tout[i] = 2.0f * x[i];\n"
+	"}\n";
+
+/* After KT_HANGS_MIN timeouts that share STAGES=1, the other STAGES=1 configurations are not run
+ * (hangs.h): two watchdogs, not four.  A recorded space (run_all) runs all four. */
+static void test_hangs_held(const char *dir)
+{
+	kt_err err = {0};
+	kt_tmpl *t = write_template(dir, "stall.cu.tmpl", stall_src, sizeof stall_src - 1);
+	if (!t)
+		return;
+	int64_t shape[1] = {4096};
+	for (int run_all = 0; run_all < 2; run_all++) {
+		kt_tune_opts o = fake_opts(NULL);
+		o.strategy = "exhaustive"; /* space order: the four STAGES=1 first */
+		o.run_all = run_all;
+		kt_tune_result r = {0};
+		CHECK_INT(tune(t, shape, &o, &r, &err), 0);
+		CHECK_INT((long)r.nevals, 12);
+		size_t counts[KT_NSTATUS] = {0};
+		for (size_t i = 0; i < r.nevals; i++) {
+			counts[r.evals[i].status]++;
+			if (r.evals[i].status == KT_NOT_RUN)
+				CHECK(r.evals[i].msg && strstr(r.evals[i].msg, "all hold STAGES=1,") && !strstr(r.evals[i].msg, "BLOCK="));
+			if (r.evals[i].status != KT_OK)
+				CHECK_INT(r.evals[i].cfg[0], 0); /* STAGES=1 */
+		}
+		CHECK_INT((long)counts[KT_OK], 8);
+		CHECK_INT((long)counts[KT_TIMED_OUT], run_all ? 4 : KT_HANGS_MIN);
+		CHECK_INT((long)counts[KT_NOT_RUN], run_all ? 0 : 4 - KT_HANGS_MIN);
+		CHECK(r.best >= 0 && r.evals[r.best].status == KT_OK);
+		kt_tune_result_free(&r);
+	}
+	kt_tmpl_free(t);
+}
+
 /* A template whose configurations tie: A=1 and A=3 take 50 us at every B (the fake's 40 us, plus
  * 25% for the one fake-best line each misses), A=2 and A=4 60 us.  Of the eight ties, A=1,B=64
  * and A=3,B=64 are one step from the default; A=1 comes first in value order. */
@@ -882,6 +939,7 @@ int main(void)
 		test_seeds_and_stop(t);
 		test_compiled_once(t);
 		test_give_up(dir);
+		test_hangs_held(dir);
 		test_ties(dir);
 		test_reference_once(dir);
 		test_stand_in(dir);

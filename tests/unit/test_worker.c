@@ -97,6 +97,49 @@ static kt_pool *pool_with(const char *chk, const char *id, const char *shape, kt
 
 static const char cfg[] = "BLOCK=128,UNROLL=1,MODE=good";
 
+/* A gate that holds back the hanging module once one timed out, as tune.c's does (hangs.h). */
+typedef struct gate_log {
+	const char *hang;
+	int timeouts, told[8], ntold;
+} gate_log;
+
+static int gate_hold(void *ctx, size_t i, char *why, size_t whysz)
+{
+	gate_log *g = ctx;
+	snprintf(why, whysz, "held after %d timeout", g->timeouts);
+	return g->timeouts > 0 && g->hang && (int)i % 2 == 0;
+}
+
+static void gate_done(void *ctx, size_t i, const kt_job *j)
+{
+	gate_log *g = ctx;
+	g->timeouts += j->status == KT_TIMED_OUT;
+	if (g->ntold < 8)
+		g->told[g->ntold++] = (int)i;
+}
+
+/* kt_pool_run_gated: a held job is not sent (KT_NOT_RUN, the gate's words), the others run, and
+ * the gate is told every outcome, held ones too, as they come (one worker: in order). */
+static void test_gate(kt_pool *p, const char *good, const char *hang)
+{
+	kt_err err = {0};
+	kt_job j[4] = {job("eval", hang, cfg), job("eval", good, cfg), job("eval", hang, cfg), job("eval", good, cfg)};
+	j[0].timeout_s = j[2].timeout_s = HANGS_S;
+	gate_log g = {hang, 0, {0}, 0};
+	CHECK_INT(kt_pool_run_gated(p, j, 4, &(kt_pool_gate){&g, gate_hold, gate_done}, &err), 0);
+	CHECK_INT(j[0].status, KT_TIMED_OUT);
+	CHECK_INT(j[1].status, KT_OK);
+	CHECK_INT(j[2].status, KT_NOT_RUN);
+	CHECK(j[2].reply && !strcmp(j[2].reply, "held after 1 timeout"));
+	CHECK_INT(j[3].status, KT_OK);
+	CHECK(g.ntold == 4 && g.told[0] == 0 && g.told[1] == 1 && g.told[2] == 2 && g.told[3] == 3);
+	CHECK_INT(kt_pool_restarts(p), 3); /* one more watchdog: the held one never ran */
+	for (int i = 0; i < 4; i++) {
+		free(j[i].cmd);
+		kt_job_clear(&j[i]);
+	}
+}
+
 static void test_protocol(void)
 {
 	kt_err err = {0};
@@ -139,6 +182,7 @@ static void test_protocol(void)
 		free(j[i].cmd);
 		kt_job_clear(&j[i]);
 	}
+	test_gate(p, good, hang);
 
 	/* Re-timing, interleaved: one reply with a median and a spread per candidate. */
 	kt_buf_reset(&cmd);

@@ -611,42 +611,135 @@ static int cmd_gc(int argc, char **argv)
 
 /* ---- promote ---- */
 
+/* A record as promote weighs it: the user cache's (to copy) or the project's (to keep or replace).
+ * A record supersedes another of the same problem tuned from another version of its template
+ * (kt_key_same_problem): the other can no longer be hit, as the key holds the template's source. */
+typedef struct prec {
+	char key[KT_KEY_HEX];
+	char *path, *fields, *date, *what; /* what: "kernel shape GPU" */
+	int out;                           /* user: not promoted; project: removed */
+} prec;
+
+typedef struct precs {
+	prec *v;
+	size_t n;
+} precs;
+
 struct promote {
 	const char *to, *kernel, *gpu;
-	long copied, same, skipped;
+	precs user, project;
+	long copied, same, skipped, replaced, older;
 	kt_err err;
 };
 
-static int visit_promote(void *ctx, const char *path, const char *key)
+/* Adds the whole record at path to l; 0, or -1 with why when it is not whole. */
+static int prec_add(precs *l, const char *path, const char *key, const char *kernel, const char *gpu, kt_err *why)
 {
-	struct promote *p = ctx;
-	kt_buf text = {0}, old = {0};
+	kt_buf text = {0};
 	kt_record r = {0};
-	kt_err why = {0};
-	int rc = 0;
-	if (kt_read_file(path, &text, &why) != 0 || kt_record_read(text.data, text.len, &r, &why) != 0 ||
-	    strcmp(r.key, key) != 0) {
-		fprintf(stderr, "kt: warning: %s: not promoted: %s\n", path, why.msg[0] ? why.msg : "key mismatch");
-		p->skipped++;
-	} else if ((p->kernel && fnmatch(p->kernel, r.kernel, 0) != 0) || (p->gpu && strcmp(p->gpu, r.gpu.name) != 0)) {
-		/* not selected */
-	} else {
-		char *dst = kt_cache_record_path(p->to, key), *dir = kt_path_dir(dst);
-		if (kt_read_file(dst, &old, NULL) == 0 && old.len == text.len && !memcmp(old.data, text.data, text.len))
-			p->same++;
-		else if (kt_mkdirs(dir, &p->err) != 0 || kt_write_atomic(dst, text.data, text.len, &p->err) != 0)
-			rc = -1;
-		else {
-			printf("%s  %s %s %s\n", key, r.kernel, r.shape, r.gpu.name);
-			p->copied++;
-		}
-		free(dir);
-		free(dst);
+	int rc = kt_read_file(path, &text, why) == 0 && kt_record_read(text.data, text.len, &r, why) == 0 ? 0 : -1;
+	if (rc == 0 && strcmp(r.key, key) != 0)
+		rc = kt_fail(why, "key mismatch");
+	if (rc == 0 && !(kernel && fnmatch(kernel, r.kernel, 0) != 0) && !(gpu && strcmp(gpu, r.gpu.name) != 0)) {
+		l->v = kt_xrealloc(l->v, (l->n + 1) * sizeof *l->v);
+		prec *p = &l->v[l->n++];
+		memset(p, 0, sizeof *p);
+		snprintf(p->key, sizeof p->key, "%s", r.key);
+		p->path = kt_xstrdup(path);
+		p->fields = kt_xstrdup(kt_buf_str(&r.fields));
+		p->date = kt_xstrdup(r.date ? r.date : "");
+		kt_buf w = {0};
+		kt_buf_printf(&w, "%s %s %s", r.kernel, r.shape, r.gpu.name);
+		p->what = kt_buf_detach(&w);
 	}
 	kt_record_free(&r);
 	kt_buf_free(&text);
+	return rc;
+}
+
+static int visit_user(void *ctx, const char *path, const char *key)
+{
+	struct promote *p = ctx;
+	kt_err why = {0};
+	if (prec_add(&p->user, path, key, p->kernel, p->gpu, &why) != 0) {
+		fprintf(stderr, "kt: warning: %s: not promoted: %s\n", path, why.msg);
+		p->skipped++;
+	}
+	return 0;
+}
+
+static int visit_project(void *ctx, const char *path, const char *key)
+{
+	struct promote *p = ctx;
+	kt_err why = {0};
+	prec_add(&p->project, path, key, NULL, NULL, &why); /* one not whole is `kt cache verify`'s to report */
+	return 0;
+}
+
+/* b supersedes a: the same problem, another key, and b is the later (by date, then by key, so
+ * that of two records stored in one second one is chosen the same way every time). */
+static int supersedes(const prec *b, const prec *a)
+{
+	int d = strcmp(b->date, a->date);
+	return strcmp(a->key, b->key) != 0 && (d > 0 || (d == 0 && strcmp(b->key, a->key) > 0)) &&
+	       kt_key_same_problem(a->fields, b->fields);
+}
+
+/* Copies user record u into the project's cache/, then removes what it supersedes there; or
+ * leaves it out when the user cache or the project holds a newer record of its problem. */
+static int promote_one(struct promote *p, prec *u)
+{
+	for (size_t i = 0; i < p->user.n; i++)
+		if (supersedes(&p->user.v[i], u)) {
+			printf("%s  %s: not promoted: %s is a later record of it\n", u->key, u->what, p->user.v[i].key);
+			p->older++;
+			return u->out = 1, 0;
+		}
+	for (size_t i = 0; i < p->project.n; i++)
+		if (!p->project.v[i].out && supersedes(&p->project.v[i], u)) {
+			printf("%s  %s: not promoted: %s holds a newer record of it (%s)\n", u->key, u->what, p->to, p->project.v[i].key);
+			p->older++;
+			return u->out = 1, 0;
+		}
+	kt_buf text = {0}, old = {0};
+	char *dst = kt_cache_record_path(p->to, u->key), *dir = kt_path_dir(dst);
+	int rc = kt_read_file(u->path, &text, &p->err);
+	if (rc == 0 && kt_read_file(dst, &old, NULL) == 0 && old.len == text.len && !memcmp(old.data, text.data, text.len))
+		p->same++;
+	else if (rc == 0 && (kt_mkdirs(dir, &p->err) != 0 || kt_write_atomic(dst, text.data, text.len, &p->err) != 0))
+		rc = -1;
+	else if (rc == 0) {
+		printf("%s  %s\n", u->key, u->what);
+		p->copied++;
+	}
+	for (size_t i = 0; rc == 0 && i < p->project.n; i++) {
+		prec *h = &p->project.v[i];
+		if (h->out || !supersedes(u, h))
+			continue;
+		if (unlink(h->path) != 0 && errno != ENOENT)
+			rc = kt_fail(&p->err, "cannot remove %s: %s", h->path, strerror(errno));
+		else {
+			printf("%s  %s: replaces %s (another version of the template)\n", u->key, u->what, h->key);
+			h->out = 1;
+			p->replaced++;
+		}
+	}
+	free(dir);
+	free(dst);
+	kt_buf_free(&text);
 	kt_buf_free(&old);
 	return rc;
+}
+
+static void precs_free(precs *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].path);
+		free(l->v[i].fields);
+		free(l->v[i].date);
+		free(l->v[i].what);
+	}
+	free(l->v);
 }
 
 static int cmd_promote(int argc, char **argv)
@@ -663,7 +756,9 @@ static int cmd_promote(int argc, char **argv)
 	const char *pos[1];
 	int npos, rc = parse(opts, argc, argv, pos, 0, &npos, "kt cache promote [--to DIR] [--kernel PATTERN] [--gpu NAME]",
 			     "Copies the whole records of the user cache into the project's cache directory, so\n"
-			     "that they can be committed and reused by machines without a GPU (CI).");
+			     "that they can be committed and reused by machines without a GPU (CI).  A record\n"
+			     "there of the same problem tuned from another version of the template, and not\n"
+			     "newer, is removed: the new one replaces it.");
 	if (rc >= 0)
 		return rc;
 	if (!p.to)
@@ -671,12 +766,18 @@ static int cmd_promote(int argc, char **argv)
 	kt_cache *cache = open_common(&c, NULL, &p.err);
 	if (!cache)
 		return fail(&p.err);
-	rc = kt_cache_each(kt_cache_dir(cache, KT_TIER_USER), visit_promote, &p);
+	rc = kt_cache_each(kt_cache_dir(cache, KT_TIER_USER), visit_user, &p);
+	if (rc == 0)
+		rc = kt_cache_each(p.to, visit_project, &p);
+	for (size_t i = 0; rc == 0 && i < p.user.n; i++)
+		rc = promote_one(&p, &p.user.v[i]);
 	kt_cache_close(cache, NULL);
+	precs_free(&p.user);
+	precs_free(&p.project);
 	if (rc != 0)
 		return fail(&p.err);
-	printf("promoted %ld record%s to %s (%ld already there, %ld unreadable skipped)\n", p.copied,
-	       p.copied == 1 ? "" : "s", p.to, p.same, p.skipped);
+	printf("promoted %ld record%s to %s (%ld already there, %ld replaced, %ld superseded left out, %ld unreadable skipped)\n",
+	       p.copied, p.copied == 1 ? "" : "s", p.to, p.same, p.replaced, p.older, p.skipped);
 	return KT_EXIT_OK;
 }
 

@@ -326,3 +326,35 @@ int kt_key_compiler(const char *nvcc, const char *memo_dir, int memo_write, kt_b
 	free(prog);
 	return rc;
 }
+
+/* The next field line at *p of a field text that is not the template's own; NULL at the end.
+ * *len is its length, newline included. */
+static const char *problem_line(const char **p, size_t *len)
+{
+	static const char *const own[] = {"source=", "include.", "param.", "require."};
+	while (**p) {
+		const char *line = *p, *nl = strchr(line, '\n');
+		*len = nl ? (size_t)(nl - line) + 1 : strlen(line);
+		*p = line + *len;
+		int skip = 0;
+		for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+			skip |= !strncmp(line, own[i], strlen(own[i]));
+		if (!skip)
+			return line;
+	}
+	return NULL;
+}
+
+int kt_key_same_problem(const char *a, const char *b)
+{
+	const char *pa = a, *pb = b, *la, *lb;
+	size_t na = 0, nb = 0;
+	for (;;) {
+		la = problem_line(&pa, &na);
+		lb = problem_line(&pb, &nb);
+		if (!la || !lb)
+			return !la && !lb;
+		if (na != nb || memcmp(la, lb, na))
+			return 0;
+	}
+}

@@ -32,6 +32,10 @@ typedef struct kt_key {
 int kt_key_fields(const kt_problem *p, kt_buf *out, kt_err *err);
 /* The key of a field text (32 lowercase hex digits). */
 void kt_key_of_fields(const char *text, size_t len, char hex[KT_KEY_HEX]);
+/* 1 when field texts a and b are of one problem: every field the same but the template's own (its
+ * source, includes, parameters and constraints), so that they differ at most in the version of the
+ * template tuned (with the same template, their keys are the same too). */
+int kt_key_same_problem(const char *a, const char *b);
 /* Fields and key of p. */
 int kt_key_make(const kt_problem *p, kt_key *out, kt_err *err);
 void kt_key_free(kt_key *k);

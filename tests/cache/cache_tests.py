@@ -84,8 +84,8 @@ class Env:
                                  % (" ".join(argv), p.returncode, check, p.stdout, p.stderr))
         return p
 
-    def drive(self, verb, shape, config=None, env=None, check=0):
-        argv = [self.driver, verb, TEMPLATE, shape] + ([config] if config else [])
+    def drive(self, verb, shape, config=None, env=None, check=0, template=TEMPLATE):
+        argv = [self.driver, verb, template, shape] + ([config] if config else [])
         return self.run(argv, env=env, check=check)
 
     def generate(self, out, shapes=SHAPES, extra=(), env=None, check=0, timeout=60):
@@ -562,6 +562,45 @@ def case_tools(w):
     p = w.run([w.kt, "cache", "gc", "--max-size", "0"], check=0)
     check("removed 1 record" in p.stdout and not record_files(w.user), "gc 0:\n" + p.stdout)
     check(len(record_files(w.project)) == 1, "gc touched the project cache")
+
+
+def set_date(path, date):
+    """Rewrites a record's date (not a key field: the record stays whole)."""
+    with open(path) as f:
+        rec = json.load(f)
+    rec["date"] = date
+    with open(path, "w") as f:
+        json.dump(rec, f)
+
+
+def case_promote_replaces(w):
+    # Template v1 tuned at two shapes and promoted.
+    old = w.drive("store", "n=4096", "BLOCK=128,VEC=2,LOOP=flat").stdout.split()[1]
+    other = w.drive("store", "n=8192", "BLOCK=64,VEC=1,LOOP=flat").stdout.split()[1]
+    w.run([w.kt, "cache", "promote", "--to", w.project], check=0)
+    # The template is edited (another source hash, the same problem) and n=4096 tuned again.
+    v2 = os.path.join(w.root, "v2", "scale.cu.tmpl")
+    os.makedirs(os.path.dirname(v2))
+    shutil.copy(os.path.join(HERE, "scale_helper.cuh"), os.path.dirname(v2))
+    with open(TEMPLATE) as f, open(v2, "w") as g:
+        g.write(f.read() + "// edited\n")
+    new = w.drive("store", "n=4096", "BLOCK=256,VEC=4,LOOP=flat", template=v2).stdout.split()[1]
+    check(new != old, "the edited template has the old key")
+    for tier in (w.user, w.project):
+        set_date(os.path.join(tier, "v1", old[:2], old + ".json"), "2026-01-01T00:00:00Z")
+    p = w.run([w.kt, "cache", "promote", "--to", w.project], check=0)
+    keys = {os.path.basename(f)[:-5] for f in record_files(w.project)}
+    check(keys == {new, other}, "after promote: %s (new %s, other %s)\n%s" % (keys, new, other, p.stdout))
+    check("%s  scale n=4096 NVIDIA H200: replaces %s" % (new, old) in p.stdout, "no word on the replaced record:\n" + p.stdout)
+    check("%s  scale n=4096 NVIDIA H200: not promoted: %s is a later record of it" % (old, new) in p.stdout,
+          "no word on the user cache's older record:\n" + p.stdout)
+    check("1 replaced" in p.stdout, "promote's count:\n" + p.stdout)
+    # Only the old version left in the user cache: the project's newer record stays.
+    os.unlink(os.path.join(w.user, "v1", new[:2], new + ".json"))
+    p = w.run([w.kt, "cache", "promote", "--to", w.project], check=0)
+    check({os.path.basename(f)[:-5] for f in record_files(w.project)} == {new, other}, "the newer record went:\n" + p.stdout)
+    check("%s  scale n=4096 NVIDIA H200: not promoted: %s holds a newer record of it (%s)" % (old, w.project, new) in p.stdout,
+          "no word on the older record left out:\n" + p.stdout)
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

@@ -339,6 +339,21 @@ static void test_compiler(void)
 	kt_buf_free(&runs);
 }
 
+/* One problem whatever the template's version: only the template's own fields may differ. */
+static void test_same_problem(void)
+{
+	const char *a = "format=1\nkernel=k\nsource=xxh128:aa\ninclude.0=h.cuh xxh128:01\nparam.B=int 1,2 default 1\n"
+			"require.0=(B > 0)\nshape=n=8\ngpu.name=NVIDIA H200\narch=90\n";
+	const char *b = "format=1\nkernel=k\nsource=xxh128:bb\nparam.B=int 1,2,4 default 2\nparam.C=int 1 default 1\n"
+			"shape=n=8\ngpu.name=NVIDIA H200\narch=90\n";
+	CHECK(kt_key_same_problem(a, b) && kt_key_same_problem(b, a) && kt_key_same_problem(a, a));
+	CHECK(!kt_key_same_problem(a, "format=1\nkernel=k\nsource=xxh128:aa\nshape=n=16\ngpu.name=NVIDIA H200\narch=90\n"));
+	CHECK(!kt_key_same_problem(a, "format=1\nkernel=k\nshape=n=8\ngpu.name=NVIDIA H100 80GB HBM3\narch=90\n"));
+	CHECK(!kt_key_same_problem(a, "format=1\nkernel=k\nshape=n=8\ngpu.name=NVIDIA H200\narch=90\nflags=-O3\n"));
+	CHECK(!kt_key_same_problem(a, "format=1\nkernel=k\nshape=n=8\ngpu.name=NVIDIA H200\n"));
+	CHECK(!kt_key_same_problem("kernel=k\nsourcery=1\n", "kernel=k\n")); /* a prefix of a name is not the name */
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof tmpdir, "%s/kt-test-key-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -354,6 +369,7 @@ int main(void)
 	test_measure_fields(base_hex);
 	test_escape();
 	test_compiler();
+	test_same_problem();
 	if (check_failed == 0)
 		nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	return check_done();

@@ -85,21 +85,16 @@ static int launch_fits(const kt_tmpl *t, const kt_val *env, const kt_target *g)
 	return kt_tmpl_launch(t, env, &L, &e) == 0 && kt_target_fits(g, &L, NULL, why, sizeof why) == 0;
 }
 
-/* True when some passing configuration with p at edge stays feasible with p = next. */
-static int next_feasible(const kt_tmpl *t, const int64_t *shape, const kt_target *g, const kt_eval *evals, size_t n,
-			 int p, int64_t edge, int64_t next)
+/* True when the fastest configuration stays feasible with p = next: the evidence for the edge is
+ * its, so a value that a constraint keeps from it (one pinned there, such as a raster width that
+ * only another path of the template takes) would be tuned for nothing. */
+static int next_feasible(const kt_tmpl *t, const int64_t *shape, const kt_target *g, const kt_eval *best, int p,
+			 int64_t next)
 {
-	const kt_param *pa = &t->params[p];
 	kt_val env[KT_MAX_SLOTS];
-	for (size_t i = 0; i < n; i++) {
-		if (evals[i].status != KT_OK || pa->vals[evals[i].cfg[p]] != edge)
-			continue;
-		kt_tmpl_env(t, shape, evals[i].cfg, env);
-		env[pa->slot] = kt_int(next);
-		if (kt_tmpl_violated(t, env) < 0 && launch_fits(t, env, g))
-			return 1;
-	}
-	return 0;
+	kt_tmpl_env(t, shape, best->cfg, env);
+	env[t->params[p].slot] = kt_int(next);
+	return kt_tmpl_violated(t, env) < 0 && launch_fits(t, env, g);
 }
 
 /* The fastest passing evaluation with parameter p at value v, or -1. */
@@ -136,7 +131,7 @@ static void propose_extensions(const kt_tmpl *t, const int64_t *shape, const kt_
 		int64_t next = v == hi ? beyond(hi, hi2, lo, &ok) : beyond(lo, lo2, lo, &ok);
 		long in = fastest_with(pa, p, inner, evals, n);
 		if (!ok || in < 0 || !beats(&evals[best], &evals[in]) ||
-		    !next_feasible(t, shape, g, evals, n, p, v, next))
+		    !next_feasible(t, shape, g, &evals[best], p, next))
 			continue;
 		kt_proposal *pr = add(plan, KT_PROP_EXTEND, p, next);
 		snprintf(pr->reason, sizeof pr->reason,

@@ -5,7 +5,8 @@
  *           faster beyond the noise than the fastest with the value next to it, gets the next value
  *           beyond the edge (x2 / /2 for powers of two, else one more step), when the template's
  *           constraints and the GPU's launch limits (threads per block, shared memory, grid) allow
- *           that value with the fastest configurations at the edge;
+ *           that value with the rest of the fastest configuration (a value it is pinned to by a
+ *           constraint is no trend);
  *   forbid  a value of one parameter, or a pair of values of two, under which every evaluated
  *           configuration failed (at least KT_PLAN_MIN_EVIDENCE of them) becomes a constraint.
  * A proposal is applied by rewriting the template's text (kt_planner_apply): the parameter's

@@ -18,10 +18,11 @@ void kt_progress_init(kt_progress *p, FILE *f, const char *label)
 	p->start = p->last = kt_now();
 }
 
-static void put_best(FILE *f, double best_us, double floor_us)
+/* The best time so far; none passed "yet" while the problem is tuned, none at all once it is done. */
+static void put_best(FILE *f, double best_us, double floor_us, int done)
 {
 	if (best_us <= 0) {
-		fputs(", none passed yet", f);
+		fputs(done ? ", none passed" : ", none passed yet", f);
 		return;
 	}
 	fprintf(f, ", best %.2f us", best_us);
@@ -45,7 +46,7 @@ void kt_progress_update(kt_progress *p, size_t done, size_t planned, const size_
 		fprintf(p->f, "%zu/%zu done, ", problems_done, problems);
 	fprintf(p->f, "%zu evaluated (%.0f/s), %s", done, now > p->start ? (double)done / (now - p->start) : 0.0, failed);
 	if (problems <= 1)
-		put_best(p->f, best_us, floor_us);
+		put_best(p->f, best_us, floor_us, 0);
 	if (problems <= 1 && done > 0 && planned > done)
 		fprintf(p->f, ", at most %.0f s left", (now - p->start) / (double)done * (double)(planned - done));
 	if (!p->tty)
@@ -73,7 +74,7 @@ void kt_progress_done(kt_progress *p, size_t done, const size_t *counts, double 
 	char failed[160];
 	kt_failures_format(counts, failed, sizeof failed);
 	fprintf(p->f, "kt: tuned %s: %zu evaluated, %s", p->label, done, failed);
-	put_best(p->f, best_us, floor_us);
+	put_best(p->f, best_us, floor_us, 1);
 	fprintf(p->f, ", %.1f s", kt_now() - p->start);
 	if (stop && *stop)
 		fprintf(p->f, "; stopped: %s", stop);

@@ -267,6 +267,19 @@ static void test_progress(void)
 	CHECK(strstr(text, "\nkt: tuned scale n=8: 12 evaluated, 2 failed (1 do not compile, 1 wrong result), best 1.50 us "
 			   "(67% of floor), ") != NULL);
 	CHECK(strstr(text, "; stopped: converged: no gain\n") != NULL);
+	/* nothing passed: "yet" while it is tuned, not once it is done */
+	f = tmpfile();
+	kt_progress_init(&p, f, "scale n=8");
+	p.last -= 100;
+	size_t bad[KT_NSTATUS] = {[KT_COMPILE_FAILED] = 1};
+	kt_progress_update(&p, 1, 12, bad, 0, 1.0, 1, 0);
+	kt_progress_done(&p, 1, bad, 0, 1.0, "gave up");
+	rewind(f);
+	n = fread(text, 1, sizeof text - 1, f);
+	text[n] = 0;
+	fclose(f);
+	CHECK(strstr(text, "1 failed (1 do not compile), none passed yet, at most ") != NULL);
+	CHECK(strstr(text, "\nkt: tuned scale n=8: 1 evaluated, 1 failed (1 do not compile), none passed, ") != NULL);
 	char buf[128];
 	size_t none[KT_NSTATUS] = {[KT_OK] = 5};
 	CHECK_INT(kt_failures_format(none, buf, sizeof buf), 0);

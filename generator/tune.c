@@ -174,20 +174,19 @@ static kt_eval *add_eval(tuner *tu, task *ta, size_t idx, kt_status st, const ch
 	tu->counts[st]++;
 	tu->evaluated++;
 	kt_progress *p = tu->o->progress;
-	if (st == KT_NOT_RUN && ta->counts[st] == 1 && p && p->f) { /* the first one held back says why */
-		kt_buf sh = {0};
-		kt_tmpl_format_shape(ta->t, ta->shape, &sh);
-		kt_progress_clear(p);
-		fprintf(p->f, "kt: %s %s: held back from now on, not run: %s\n", ta->t->kernel, kt_buf_str(&sh), msg);
-		kt_buf_free(&sh);
-	}
-	if ((st == KT_TIMED_OUT || st == KT_FAULTED) && p && p->f) { /* a hang or a fault names its configuration */
+	/* A hang or a fault names its configuration; the first one held back for a hang says why. */
+	int named = st == KT_TIMED_OUT || st == KT_FAULTED, held = st == KT_NOT_RUN && ta->counts[st] == 1;
+	if ((named || held) && p && p->f) {
 		kt_buf sh = {0}, cf = {0};
 		kt_tmpl_format_shape(ta->t, ta->shape, &sh);
-		kt_tmpl_format_config(ta->t, e->cfg, &cf);
 		kt_progress_clear(p);
-		fprintf(p->f, "kt: %s %s: %s: %s: %s\n", ta->t->kernel, kt_buf_str(&sh), kt_buf_str(&cf), kt_status_causes[st],
-			msg ? msg : "");
+		if (held) {
+			fprintf(p->f, "kt: %s %s: held back from now on, not run: %s\n", ta->t->kernel, kt_buf_str(&sh), msg);
+		} else {
+			kt_tmpl_format_config(ta->t, e->cfg, &cf);
+			fprintf(p->f, "kt: %s %s: %s: %s: %s\n", ta->t->kernel, kt_buf_str(&sh), kt_buf_str(&cf),
+				kt_status_causes[st], msg ? msg : "");
+		}
 		kt_buf_free(&sh);
 		kt_buf_free(&cf);
 	}

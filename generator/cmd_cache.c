@@ -7,8 +7,8 @@
  *   verify    checks every record
  *   gc        removes the oldest records of the user cache down to a size
  *   promote   copies records from the user cache into the project's cache/ to commit them
- *   export    writes records in Kernel Tuner's T4 results format (t4.h)
- *   import    reads a T4 file as a recorded space of a template at a shape (recorded.h)
+ *   export    writes records in Kernel Tuner's T4 results format (t4.h; cmd_cache_t4.c)
+ *   import    reads a T4 file as a recorded space of a template at a shape (cmd_cache_t4.c)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
@@ -25,25 +25,15 @@
 
 #include "cache.h"
 #include "cmd.h"
+#include "cmd_cache.h"
 #include "cmd_env.h"
 #include "gpu.h"
 #include "opt.h"
 #include "provenance.h"
-#include "recorded.h"
 #include "remote.h"
 #include "rounds.h"
-#include "t4.h"
 
 #define STALE_TEMP_SECONDS 3600 /* a temporary file older than this belongs to a dead writer */
-
-/* The options every `kt cache` command takes. */
-typedef struct common {
-	const char *cache_dir, *project_cache, *remote;
-} common;
-
-#define COMMON_OPTS(c)                                                                                   \
-	{"cache-dir", KT_OPT_STR, &(c).cache_dir, "DIR", "the user cache (else $KT_CACHE_DIR, ~/.cache/kt)"}, \
-	{"project-cache", KT_OPT_STR, &(c).project_cache, "DIR", "the project's committed cache directory"}
 
 static void print_warning(void *ctx, const char *msg)
 {
@@ -51,8 +41,7 @@ static void print_warning(void *ctx, const char *msg)
 	fprintf(stderr, "kt: warning: %s\n", msg);
 }
 
-/* Opens the cache read-only: the tools never count lookups or copy records up by accident. */
-static kt_cache *open_common(const common *c, const char *remote, kt_err *err)
+kt_cache *kt_cache_cmd_open(const kt_cache_common *c, const char *remote, kt_err *err)
 {
 	char *dflt = c->cache_dir ? NULL : kt_env_cache_dir(err);
 	if (!c->cache_dir && !dflt)
@@ -64,14 +53,13 @@ static kt_cache *open_common(const common *c, const char *remote, kt_err *err)
 	return cache;
 }
 
-/* Parses options; returns -1 to go on, or the exit status to return. */
-static int parse(const kt_opt *opts, int argc, char **argv, const char **pos, int maxpos, int *npos,
-		 const char *usage, const char *about)
+int kt_cache_cmd_parse(const kt_opt *opts, int argc, char **argv, const char **pos, int maxpos, int *npos,
+		       const char *usage, const char *about)
 {
 	return kt_opt_begin("cache", opts, argc, argv, pos, maxpos, npos, usage, about);
 }
 
-static int fail(kt_err *err) { return kt_opt_fail("cache", NULL, err); }
+int kt_cache_cmd_fail(kt_err *err) { return kt_opt_fail("cache", NULL, err); }
 
 static void human_size(double bytes, char *out, size_t n)
 {
@@ -114,18 +102,18 @@ static void print_tier_size(const char *label, const char *dir)
 
 static int cmd_stats(int argc, char **argv)
 {
-	common c = {0};
-	const kt_opt opts[] = {COMMON_OPTS(c), {0}};
+	kt_cache_common c = {0};
+	const kt_opt opts[] = {KT_CACHE_COMMON_OPTS(c), {0}};
 	const char *pos[1];
-	int npos, rc = parse(opts, argc, argv, pos, 0, &npos, "kt cache stats [--cache-dir DIR] [--project-cache DIR]",
+	int npos, rc = kt_cache_cmd_parse(opts, argc, argv, pos, 0, &npos, "kt cache stats [--cache-dir DIR] [--project-cache DIR]",
 			     "Prints the lookups counted in the user cache (hits and misses by tier, corrupt\n"
 			     "records, stores, remote errors) and the number and size of records in each tier.");
 	if (rc >= 0)
 		return rc;
 	kt_err err = {0};
-	kt_cache *cache = open_common(&c, NULL, &err);
+	kt_cache *cache = kt_cache_cmd_open(&c, NULL, &err);
 	if (!cache)
-		return fail(&err);
+		return kt_cache_cmd_fail(&err);
 	kt_cache_stats s;
 	kt_cache_stats_load(kt_cache_dir(cache, KT_TIER_USER), &s);
 	print_tier_size("user", kt_cache_dir(cache, KT_TIER_USER));
@@ -177,22 +165,22 @@ static int visit_ls(void *ctx, const char *path, const char *key)
 
 static int cmd_ls(int argc, char **argv)
 {
-	common c = {0};
+	kt_cache_common c = {0};
 	int tsv = 0;
-	const kt_opt opts[] = {COMMON_OPTS(c),
+	const kt_opt opts[] = {KT_CACHE_COMMON_OPTS(c),
 			       {"tsv", KT_OPT_FLAG, &tsv, NULL,
 				"tab-separated, with the search's evaluations, seconds and why it stopped"},
 			       {0}};
 	const char *pos[1];
-	int npos, rc = parse(opts, argc, argv, pos, 0, &npos, "kt cache ls [--cache-dir DIR] [--project-cache DIR] [--tsv]",
+	int npos, rc = kt_cache_cmd_parse(opts, argc, argv, pos, 0, &npos, "kt cache ls [--cache-dir DIR] [--project-cache DIR] [--tsv]",
 			     "Lists the records of the user cache (and the project cache when given): tier, key,\n"
 			     "kernel, shape, GPU, time and the chosen configuration.");
 	if (rc >= 0)
 		return rc;
 	kt_err err = {0};
-	kt_cache *cache = open_common(&c, NULL, &err);
+	kt_cache *cache = kt_cache_cmd_open(&c, NULL, &err);
 	if (!cache)
-		return fail(&err);
+		return kt_cache_cmd_fail(&err);
 	for (int i = 0; i < KT_TIER_REMOTE; i++)
 		if (kt_cache_dir(cache, (kt_tier)i))
 			kt_cache_each(kt_cache_dir(cache, (kt_tier)i), visit_ls, &(ls_ctx){kt_tier_names[i], tsv});
@@ -220,12 +208,12 @@ static void print_history(const kt_buf *text)
 
 static int cmd_show(int argc, char **argv)
 {
-	common c = {0};
-	const kt_opt opts[] = {COMMON_OPTS(c),
+	kt_cache_common c = {0};
+	const kt_opt opts[] = {KT_CACHE_COMMON_OPTS(c),
 			       {"remote", KT_OPT_STR, &c.remote, "URL", "also ask this remote cache (else $KT_REMOTE_CACHE)"},
 			       {0}};
 	const char *pos[1];
-	int npos, rc = parse(opts, argc, argv, pos, 1, &npos, "kt cache show KEY [--cache-dir DIR] [--project-cache DIR]",
+	int npos, rc = kt_cache_cmd_parse(opts, argc, argv, pos, 1, &npos, "kt cache show KEY [--cache-dir DIR] [--project-cache DIR]",
 			     "Prints the record of KEY from the first tier that holds it, and says on stderr\n"
 			     "which tiers hold it and how the record came to be: stage 1, the kt refactor\n"
 			     "that wrote its template (the first line, each round, the tokens), then stage 2,\n"
@@ -235,11 +223,11 @@ static int cmd_show(int argc, char **argv)
 	kt_err err = {0};
 	if (npos != 1 || !kt_key_is_hex(pos[0])) {
 		kt_fail(&err, "expected one key (32 hex digits); see kt cache ls");
-		return fail(&err);
+		return kt_cache_cmd_fail(&err);
 	}
-	kt_cache *cache = open_common(&c, kt_env_or(c.remote, "KT_REMOTE_CACHE"), &err);
+	kt_cache *cache = kt_cache_cmd_open(&c, kt_env_or(c.remote, "KT_REMOTE_CACHE"), &err);
 	if (!cache)
-		return fail(&err);
+		return kt_cache_cmd_fail(&err);
 	kt_buf text = {0}, shown = {0};
 	for (int i = 0; i < KT_TIER_REMOTE; i++) {
 		if (!kt_cache_dir(cache, (kt_tier)i))
@@ -274,7 +262,7 @@ static int cmd_show(int argc, char **argv)
 			putchar('\n');
 	} else {
 		kt_fail(&err, "no tier holds a record of key %s", pos[0]);
-		rc = fail(&err);
+		rc = kt_cache_cmd_fail(&err);
 	}
 	kt_buf_free(&text);
 	kt_buf_free(&shown);
@@ -305,15 +293,13 @@ static int explain_gpu(kt_cache *cache, const char *name, kt_gpu_id *out, kt_err
 }
 
 struct explain {
-	common c;
+	kt_cache_common c;
 	const char *template_path, *shape, *gpu, *arch, *flags, *nvcc;
 	const char *measure[KT_NMEASURE]; /* --l2, --launch */
 	kt_strlist types;
 };
 
-/* Parses a template with the type choices and the compile target (NULL or "": unknown) that a
- * command was given; its diagnostics go to stderr. */
-static kt_tmpl *load_template(const char *path, const kt_strlist *types, const char *arch, kt_err *err)
+kt_tmpl *kt_cache_cmd_template(const char *path, const kt_strlist *types, const char *arch, kt_err *err)
 {
 	kt_buf diags = {0};
 	if (arch && arch[0] && kt_arch_check(arch, err) != 0)
@@ -328,7 +314,7 @@ static kt_tmpl *load_template(const char *path, const kt_strlist *types, const c
 static int explain_run(struct explain *x, kt_err *err)
 {
 	kt_buf compiler = {0};
-	kt_tmpl *t = load_template(x->template_path, &x->types, x->arch, err);
+	kt_tmpl *t = kt_cache_cmd_template(x->template_path, &x->types, x->arch, err);
 	if (!t)
 		return -1;
 	int64_t shape[KT_MAX_SLOTS];
@@ -348,7 +334,7 @@ static int explain_run(struct explain *x, kt_err *err)
 		}
 	}
 	kt_measure_resolve(&given, &t->measure, &p.measure);
-	kt_cache *cache = open_common(&x->c, NULL, err);
+	kt_cache *cache = kt_cache_cmd_open(&x->c, NULL, err);
 	if (cache && kt_tmpl_parse_shape(t, x->shape, shape, err) == 0 && explain_gpu(cache, x->gpu, &gpu, err) == 0 &&
 	    kt_key_compiler(x->nvcc, kt_cache_dir(cache, KT_TIER_USER), 0, &compiler, err) == 0) {
 		kt_target_from_id(&gpu, &target);
@@ -380,7 +366,7 @@ static int cmd_explain(int argc, char **argv)
 {
 	struct explain x = {.arch = "", .flags = "", .nvcc = "nvcc"};
 	const kt_opt opts[] = {
-		COMMON_OPTS(x.c),
+		KT_CACHE_COMMON_OPTS(x.c),
 		{"template", KT_OPT_STR, &x.template_path, "FILE", "the kernel template"},
 		{"shape", KT_OPT_STR, &x.shape, "SPEC", "the shape, e.g. rows=4096,hidden=4096"},
 		{"type", KT_OPT_LIST, &x.types, "T=x", "choose a type symbol or an option (repeatable), as kt generate does"},
@@ -393,7 +379,7 @@ static int cmd_explain(int argc, char **argv)
 		{0},
 	};
 	const char *pos[1];
-	int npos, rc = parse(opts, argc, argv, pos, 0, &npos,
+	int npos, rc = kt_cache_cmd_parse(opts, argc, argv, pos, 0, &npos,
 			     "kt cache explain --template FILE --shape SPEC [--gpu NAME] [--arch CC] [--flags F] [--l2 S] [--launch M]",
 			     "Prints the key fields of a template at a shape (name=value, one per line), the key\n"
 			     "they hash to, and what a lookup finds, so that a miss can be explained by comparing\n"
@@ -404,7 +390,7 @@ static int cmd_explain(int argc, char **argv)
 			rc = kt_fail(&err, "--template and --shape are required");
 		else
 			rc = explain_run(&x, &err);
-		rc = rc == 0 ? KT_EXIT_OK : fail(&err);
+		rc = rc == 0 ? KT_EXIT_OK : kt_cache_cmd_fail(&err);
 	}
 	kt_strlist_free(&x.types);
 	return rc;
@@ -445,21 +431,21 @@ static int visit_verify(void *ctx, const char *path, const char *key)
 
 static int cmd_verify(int argc, char **argv)
 {
-	common c = {0};
+	kt_cache_common c = {0};
 	int remove = 0;
-	const kt_opt opts[] = {COMMON_OPTS(c), {"remove", KT_OPT_FLAG, &remove, NULL, "delete the bad records of the user cache"},
+	const kt_opt opts[] = {KT_CACHE_COMMON_OPTS(c), {"remove", KT_OPT_FLAG, &remove, NULL, "delete the bad records of the user cache"},
 			       {0}};
 	const char *pos[1];
-	int npos, rc = parse(opts, argc, argv, pos, 0, &npos, "kt cache verify [--cache-dir DIR] [--project-cache DIR] [--remove]",
+	int npos, rc = kt_cache_cmd_parse(opts, argc, argv, pos, 0, &npos, "kt cache verify [--cache-dir DIR] [--project-cache DIR] [--remove]",
 			     "Reads every record of the user cache (and the project cache when given) and checks\n"
 			     "that it is whole: valid JSON of this format, its key fields hash to its key, and it\n"
 			     "lies under its own key.  Exits with 1 when a record is bad.");
 	if (rc >= 0)
 		return rc;
 	kt_err err = {0};
-	kt_cache *cache = open_common(&c, NULL, &err);
+	kt_cache *cache = kt_cache_cmd_open(&c, NULL, &err);
 	if (!cache)
-		return fail(&err);
+		return kt_cache_cmd_fail(&err);
 	long records = 0, bad = 0;
 	for (int i = 0; i < KT_TIER_REMOTE; i++) {
 		if (!kt_cache_dir(cache, (kt_tier)i))
@@ -564,11 +550,11 @@ static void remove_stale_temps(const char *dir)
 
 static int cmd_gc(int argc, char **argv)
 {
-	common c = {0};
+	kt_cache_common c = {0};
 	const char *max = NULL;
-	const kt_opt opts[] = {COMMON_OPTS(c), {"max-size", KT_OPT_STR, &max, "SIZE", "keep at most this much, e.g. 64M"}, {0}};
+	const kt_opt opts[] = {KT_CACHE_COMMON_OPTS(c), {"max-size", KT_OPT_STR, &max, "SIZE", "keep at most this much, e.g. 64M"}, {0}};
 	const char *pos[1];
-	int npos, rc = parse(opts, argc, argv, pos, 0, &npos, "kt cache gc --max-size SIZE [--cache-dir DIR]",
+	int npos, rc = kt_cache_cmd_parse(opts, argc, argv, pos, 0, &npos, "kt cache gc --max-size SIZE [--cache-dir DIR]",
 			     "Removes the least recently stored records of the user cache until it holds at most\n"
 			     "SIZE bytes of records, and the temporary files of writers that died an hour ago or\n"
 			     "more.  The project cache is never touched.");
@@ -578,13 +564,13 @@ static int cmd_gc(int argc, char **argv)
 	long long limit = 0;
 	if (!max) {
 		kt_fail(&err, "--max-size is required");
-		return fail(&err);
+		return kt_cache_cmd_fail(&err);
 	}
 	if (parse_size(max, &limit, &err) != 0)
-		return fail(&err);
-	kt_cache *cache = open_common(&c, NULL, &err);
+		return kt_cache_cmd_fail(&err);
+	kt_cache *cache = kt_cache_cmd_open(&c, NULL, &err);
 	if (!cache)
-		return fail(&err);
+		return kt_cache_cmd_fail(&err);
 	const char *dir = kt_cache_dir(cache, KT_TIER_USER);
 	remove_stale_temps(dir);
 	struct gc g = {0};
@@ -744,7 +730,7 @@ static void precs_free(precs *l)
 
 static int cmd_promote(int argc, char **argv)
 {
-	common c = {0};
+	kt_cache_common c = {0};
 	struct promote p = {.to = NULL};
 	const kt_opt opts[] = {
 		{"cache-dir", KT_OPT_STR, &c.cache_dir, "DIR", "the user cache (else $KT_CACHE_DIR, ~/.cache/kt)"},
@@ -754,7 +740,7 @@ static int cmd_promote(int argc, char **argv)
 		{0},
 	};
 	const char *pos[1];
-	int npos, rc = parse(opts, argc, argv, pos, 0, &npos, "kt cache promote [--to DIR] [--kernel PATTERN] [--gpu NAME]",
+	int npos, rc = kt_cache_cmd_parse(opts, argc, argv, pos, 0, &npos, "kt cache promote [--to DIR] [--kernel PATTERN] [--gpu NAME]",
 			     "Copies the whole records of the user cache into the project's cache directory, so\n"
 			     "that they can be committed and reused by machines without a GPU (CI).  A record\n"
 			     "there of the same problem tuned from another version of the template, and not\n"
@@ -763,9 +749,9 @@ static int cmd_promote(int argc, char **argv)
 		return rc;
 	if (!p.to)
 		p.to = "cache";
-	kt_cache *cache = open_common(&c, NULL, &p.err);
+	kt_cache *cache = kt_cache_cmd_open(&c, NULL, &p.err);
 	if (!cache)
-		return fail(&p.err);
+		return kt_cache_cmd_fail(&p.err);
 	rc = kt_cache_each(kt_cache_dir(cache, KT_TIER_USER), visit_user, &p);
 	if (rc == 0)
 		rc = kt_cache_each(p.to, visit_project, &p);
@@ -775,252 +761,10 @@ static int cmd_promote(int argc, char **argv)
 	precs_free(&p.user);
 	precs_free(&p.project);
 	if (rc != 0)
-		return fail(&p.err);
+		return kt_cache_cmd_fail(&p.err);
 	printf("promoted %ld record%s to %s (%ld already there, %ld replaced, %ld superseded left out, %ld unreadable skipped)\n",
 	       p.copied, p.copied == 1 ? "" : "s", p.to, p.same, p.replaced, p.older, p.skipped);
 	return KT_EXIT_OK;
-}
-
-/* ---- export ---- */
-
-/* parse() for a command that writes a file: -o stands for --output. */
-static int parse_o(const kt_opt *opts, int argc, char **argv, const char **pos, int maxpos, int *npos,
-		   const char *usage, const char *about)
-{
-	char **args = kt_xcalloc((size_t)argc + 1, sizeof *args);
-	for (int i = 0; i < argc; i++)
-		args[i] = !strcmp(argv[i], "-o") ? "--output" : argv[i];
-	int rc = parse(opts, argc, args, pos, maxpos, npos, usage, about);
-	free(args);
-	return rc;
-}
-
-struct export_item {
-	char key[KT_KEY_HEX];
-	char *kernel, *shape, *text; /* text: the record as a T4 document */
-};
-
-/* The records chosen, each key once (from the first tier that holds it). */
-struct export {
-	const char *key, *kernel, *gpu;
-	struct export_item *v;
-	size_t n;
-};
-
-static int exported(const struct export *x, const char *key)
-{
-	for (size_t i = 0; i < x->n; i++)
-		if (!strcmp(x->v[i].key, key))
-			return 1;
-	return 0;
-}
-
-static int visit_export(void *ctx, const char *path, const char *key)
-{
-	struct export *x = ctx;
-	kt_buf text = {0};
-	kt_record r = {0};
-	kt_err why = {0};
-	if (exported(x, key) || (x->key && strcmp(x->key, key)))
-		return 0;
-	if (kt_read_file(path, &text, &why) != 0 || kt_record_read(text.data, text.len, &r, &why) != 0 ||
-	    strcmp(r.key, key) != 0) {
-		fprintf(stderr, "kt: warning: %s: not exported: %s\n", path, why.msg[0] ? why.msg : "key mismatch");
-	} else if (!(x->kernel && fnmatch(x->kernel, r.kernel, 0) != 0) && !(x->gpu && strcmp(x->gpu, r.gpu.name) != 0)) {
-		x->v = kt_xrealloc(x->v, (x->n + 1) * sizeof *x->v);
-		struct export_item *it = &x->v[x->n++];
-		snprintf(it->key, sizeof it->key, "%s", key);
-		it->kernel = kt_xstrdup(r.kernel);
-		it->shape = kt_xstrdup(r.shape);
-		it->text = kt_t4_from_record(&r);
-	}
-	kt_record_free(&r);
-	kt_buf_free(&text);
-	return 0;
-}
-
-/* One record to output (a file, or a directory that exists) or to stdout; several into the
- * directory output, one file each. */
-static int export_write(const struct export *x, const char *output, kt_err *err)
-{
-	struct stat st;
-	int into_dir = output && (x->n > 1 || (stat(output, &st) == 0 && S_ISDIR(st.st_mode)));
-	if (!output && x->n > 1)
-		return kt_fail(err, "%zu records match; choose one (KEY, --kernel, --gpu) or give --output DIR for one file each",
-			       x->n);
-	if (!output) {
-		fputs(x->v[0].text, stdout);
-		return 0;
-	}
-	if (into_dir && kt_mkdirs(output, err) != 0)
-		return -1;
-	for (size_t i = 0; i < x->n; i++) {
-		kt_buf name = {0};
-		kt_buf_printf(&name, "%s-%s.t4.json", x->v[i].kernel, x->v[i].key);
-		char *path = into_dir ? kt_path_join(output, kt_buf_str(&name)) : kt_xstrdup(output);
-		int rc = kt_write_atomic(path, x->v[i].text, strlen(x->v[i].text), err);
-		if (rc == 0)
-			printf("%s  %s %s -> %s\n", x->v[i].key, x->v[i].kernel, x->v[i].shape, path);
-		free(path);
-		kt_buf_free(&name);
-		if (rc != 0)
-			return -1;
-	}
-	return 0;
-}
-
-static int cmd_export(int argc, char **argv)
-{
-	common c = {0};
-	struct export x = {0};
-	const char *format = "t4", *output = NULL;
-	const kt_opt opts[] = {
-		COMMON_OPTS(c),
-		{"format", KT_OPT_STR, &format, "F", "the format: t4 (Kernel Tuner's T4 results; the default)"},
-		{"kernel", KT_OPT_STR, &x.kernel, "PATTERN", "only kernels whose name matches (fnmatch)"},
-		{"gpu", KT_OPT_STR, &x.gpu, "NAME", "only records of this GPU"},
-		{"output", KT_OPT_STR, &output, "PATH", "write here (also -o): a file for one record, a directory for several"},
-		{0},
-	};
-	const char *pos[1];
-	int npos, rc = parse_o(opts, argc, argv, pos, 1, &npos,
-			     "kt cache export [KEY] [--format t4] [--kernel PATTERN] [--gpu NAME] [-o PATH]",
-			     "Writes the records of the user cache (and the project cache when given) in Kernel\n"
-			     "Tuner's T4 results format: every evaluated configuration with its invalidity,\n"
-			     "correctness and time in ms, and kt's kernel, shape, GPU and search as metadata\n"
-			     "(docs/cache.md).  One record goes to stdout or to PATH; several need -o DIR and\n"
-			     "become DIR/<kernel>-<key>.t4.json.");
-	if (rc >= 0)
-		return rc;
-	kt_err err = {0};
-	if (strcmp(format, "t4") != 0)
-		kt_fail(&err, "--format '%s': the only format is t4", format);
-	else if (npos == 1 && !kt_key_is_hex(pos[0]))
-		kt_fail(&err, "'%s' is not a key (32 hex digits); see kt cache ls", pos[0]);
-	x.key = npos ? pos[0] : NULL;
-	kt_cache *cache = err.msg[0] ? NULL : open_common(&c, NULL, &err);
-	if (!cache)
-		return fail(&err);
-	for (int i = 0; i < KT_TIER_REMOTE; i++)
-		if (kt_cache_dir(cache, (kt_tier)i))
-			kt_cache_each(kt_cache_dir(cache, (kt_tier)i), visit_export, &x);
-	kt_cache_close(cache, NULL);
-	if (x.n == 0)
-		rc = kt_fail(&err, "no record matches%s%s%s%s%s; see kt cache ls", x.key ? " key " : "", x.key ? x.key : "",
-			     x.kernel ? " --kernel " : "", x.kernel ? x.kernel : "", x.gpu ? " and the GPU" : "");
-	else
-		rc = export_write(&x, output, &err);
-	for (size_t i = 0; i < x.n; i++) {
-		free(x.v[i].kernel);
-		free(x.v[i].shape);
-		free(x.v[i].text);
-	}
-	free(x.v);
-	return rc == 0 ? KT_EXIT_OK : fail(&err);
-}
-
-/* ---- import ---- */
-
-struct import {
-	const char *template_path, *shape, *arch, *output;
-	kt_strlist types;
-};
-
-static void print_import(const char *file, const char *output, const kt_t4_space *s)
-{
-	size_t counts[KT_NSTATUS] = {0};
-	for (size_t i = 0; i < s->result.nevals; i++)
-		counts[s->result.evals[i].status]++;
-	printf("%s: %zu configurations recorded in %s (", file, s->result.nevals, output);
-	for (int i = 0, first = 1; i < KT_NSTATUS; i++)
-		if (counts[i]) {
-			printf("%s%zu %s", first ? "" : ", ", counts[i], kt_status_names[i]);
-			first = 0;
-		}
-	printf(")");
-	if (s->skipped)
-		printf("; %zu results skipped: marked constraints and outside the template's constraints", s->skipped);
-	putchar('\n');
-}
-
-/* The template as the file's results were tuned: the types and arch given, else those that kt's
- * metadata in text names. */
-static kt_tmpl *import_template(const struct import *x, const kt_buf *text, kt_err *err)
-{
-	kt_buf arch = {0}, types = {0};
-	kt_strlist list = x->types;
-	char *save = NULL;
-	if (x->arch)
-		kt_buf_puts(&arch, x->arch);
-	else
-		kt_t4_kt_field(text->data, text->len, "arch", &arch);
-	if (!x->types.n && kt_t4_kt_field(text->data, text->len, "types", &types) == 0 && types.len)
-		for (char *tok = strtok_r(types.data, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			list.v = kt_xrealloc(list.v, (size_t)(list.n + 1) * sizeof *list.v);
-			list.v[list.n++] = tok;
-		}
-	kt_tmpl *t = load_template(x->template_path, &list, kt_buf_str(&arch), err);
-	if (list.v != x->types.v)
-		kt_strlist_free(&list);
-	kt_buf_free(&arch);
-	kt_buf_free(&types);
-	return t;
-}
-
-static int import_run(const struct import *x, const char *file, kt_err *err)
-{
-	int64_t shape[KT_MAX_SLOTS];
-	kt_buf text = {0};
-	kt_t4_space s = {0};
-	kt_err e = {0};
-	kt_tmpl *t = NULL;
-	int rc = kt_read_file(file, &text, err);
-	if (rc == 0 && !(t = import_template(x, &text, err)))
-		rc = -1;
-	if (rc == 0 && kt_tmpl_parse_shape(t, x->shape, shape, &e) != 0)
-		rc = kt_fail(err, "--shape '%s': %s", x->shape, e.msg);
-	if (rc == 0)
-		rc = kt_t4_read(file, kt_buf_str(&text), text.len, t, shape, &s, err);
-	if (rc == 0)
-		rc = kt_recorded_write(x->output, t, shape, s.gpu.name[0] ? &s.gpu : NULL, s.result.evals, s.result.nevals, err);
-	if (rc == 0)
-		print_import(file, x->output, &s);
-	kt_t4_space_free(&s);
-	kt_buf_free(&text);
-	kt_tmpl_free(t);
-	return rc;
-}
-
-static int cmd_import(int argc, char **argv)
-{
-	struct import x = {0};
-	const kt_opt opts[] = {
-		{"template", KT_OPT_STR, &x.template_path, "FILE", "the kernel template whose space the file measured"},
-		{"shape", KT_OPT_STR, &x.shape, "SPEC", "the shape it was measured at, e.g. rows=4096,hidden=4096"},
-		{"type", KT_OPT_LIST, &x.types, "T=x", "choose a type symbol (repeatable; default: as kt's metadata says)"},
-		{"arch", KT_OPT_STR, &x.arch, "CC", "the compile target the constraints see (default: as kt's metadata says)"},
-		{"output", KT_OPT_STR, &x.output, "FILE", "the recording to write (also -o)"},
-		{0},
-	};
-	const char *pos[1];
-	int npos, rc = parse_o(opts, argc, argv, pos, 1, &npos,
-			     "kt cache import FILE.json --template FILE --shape SPEC [--type T=x] [--arch CC] -o OUT",
-			     "Reads a T4 results file (Kernel Tuner's, or kt cache export's) as a recorded space\n"
-			     "of the template at the shape (docs/search.md): every result's configuration must\n"
-			     "be a declared one that satisfies the constraints, each once.  Writes OUT only when\n"
-			     "the whole file is good; bench/search_curves then replays it without a GPU.");
-	if (rc < 0) {
-		kt_err err = {0};
-		if (npos != 1)
-			rc = kt_fail(&err, "expected one T4 file to import");
-		else if (!x.template_path || !x.shape || !x.output)
-			rc = kt_fail(&err, "--template, --shape and --output are required");
-		else
-			rc = import_run(&x, pos[0], &err);
-		rc = rc == 0 ? KT_EXIT_OK : fail(&err);
-	}
-	kt_strlist_free(&x.types);
-	return rc;
 }
 
 /* ---- the table ---- */
@@ -1028,9 +772,9 @@ static int cmd_import(int argc, char **argv)
 /* Sorted by name (lint.tables keeps it so). */
 static const kt_subcmd commands[] = {
 	{"explain", cmd_explain, "print the key fields and the key of a template at a shape"},
-	{"export", cmd_export, "write records in Kernel Tuner's T4 results format"},
+	{"export", kt_cache_cmd_export, "write records in Kernel Tuner's T4 results format"},
 	{"gc", cmd_gc, "remove the oldest records of the user cache down to a size"},
-	{"import", cmd_import, "read a T4 results file as a recorded space (for search experiments)"},
+	{"import", kt_cache_cmd_import, "read a T4 results file as a recorded space (for search experiments)"},
 	{"ls", cmd_ls, "list the records"},
 	{"promote", cmd_promote, "copy records from the user cache into the project's cache/"},
 	{"show", cmd_show, "print one record"},

@@ -243,6 +243,43 @@ static void test_shared_round(const kt_tmpl *t, const kt_target *g, const char *
 	CHECK(st.reused > one.reused);
 }
 
+/* A round whose only new configuration does not compile still says why it stopped: every
+ * round's result has a stop reason, whatever the strategy. */
+static void test_round_fails(const kt_target *g, const char *dir)
+{
+	kt_buf text = {0};
+	kt_err err = {0};
+	char path[600];
+	snprintf(path, sizeof path, "%s.cu.tmpl", dir);
+	CHECK_INT(kt_read_file(KT_AGENT_DIR "/fake/edge.cu.tmpl", &text, &err), 0);
+	kt_buf_puts(&text, "// fake-compile-error: BLOCK=256\n");
+	CHECK_INT(kt_write_atomic(path, text.data, text.len, &err), 0);
+	kt_buf_free(&text);
+	kt_buf diags = {0};
+	kt_tmpl *t = kt_tmpl_parse(path, NULL, &diags, &err);
+	kt_buf_free(&diags);
+	CHECK(t != NULL);
+	if (!t)
+		return;
+	for (int k = 0; k < 2; k++) {
+		kt_tune_opts o = fake_opts(dir);
+		o.strategy = k ? "bestfirst" : "exhaustive";
+		int64_t shape[1] = {4096};
+		kt_rounds r;
+		CHECK_INT(run_rounds(t, shape, &o, &kt_planner_builtin, g, 2, &r, &err), 0);
+		CHECK_INT(r.n, 2);
+		/* round 1 evaluated BLOCK=256, which did not compile */
+		int failed = 0;
+		for (size_t e = 0; r.n == 2 && e < r.v[1].result.nevals; e++)
+			failed += r.v[1].result.evals[e].status == KT_COMPILE_FAILED;
+		CHECK(failed > 0);
+		for (int i = 0; i < r.n; i++)
+			CHECK(r.v[i].result.stop[0] != 0);
+		kt_rounds_free(&r);
+	}
+	kt_tmpl_free(t);
+}
+
 int main(void)
 {
 	kt_tmpl *t = parse();
@@ -260,6 +297,8 @@ int main(void)
 	test_builtin(t, &g, a);
 	test_llm(t, &g, b);
 	test_shared_round(t, &g, c);
+	snprintf(c, sizeof c, "%s/fails", dir);
+	test_round_fails(&g, c);
 	kt_tmpl_free(t);
 	kt_remove_tree(dir);
 	return check_done();

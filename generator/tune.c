@@ -89,7 +89,7 @@ static int make_workdir(tuner *tu, kt_err *err)
 
 /* ---- candidates ------------------------------------------------------------------------------------ */
 
-static void id_add(idlist *l, long id)
+void tu_id_add(idlist *l, long id)
 {
 	if (l->n == l->cap) {
 		l->cap = l->cap ? 2 * l->cap : 64;
@@ -351,7 +351,7 @@ static void enqueue(tuner *tu, int k, size_t idx, int kind, idlist *fresh)
 	if (ur->state == U_NEW) {
 		ur->state = U_COMPILING;
 		ur->task = k;
-		id_add(fresh, c.unit);
+		tu_id_add(fresh, c.unit);
 	} else if (ur->task != k) {
 		tu->st.reused++;
 	}
@@ -373,7 +373,7 @@ void tu_enqueue_confirm(tuner *tu, int k, size_t idx, idlist *fresh) { enqueue(t
 
 /* Asks task k's search for up to max configurations; those already evaluated (the default, a
  * known one) are told again at once. */
-static size_t ask_task(tuner *tu, int k, size_t max, idlist *fresh)
+size_t tu_ask_task(tuner *tu, int k, size_t max, idlist *fresh)
 {
 	task *ta = &tu->tasks[k];
 	size_t *idx = kt_xcalloc(max + 1, sizeof *idx);
@@ -395,7 +395,7 @@ static size_t ask_task(tuner *tu, int k, size_t max, idlist *fresh)
 	return n;
 }
 
-static int batch_size(const tuner *tu)
+int tu_batch_size(const tuner *tu)
 {
 	if (tu->o->batch > 0)
 		return tu->o->batch;
@@ -414,7 +414,7 @@ static void ask_all(tuner *tu, idlist *fresh)
 		active += tu->tasks[k].state == T_ASKING;
 	if (!active)
 		return;
-	size_t total = (size_t)batch_size(tu), each = (total + active - 1) / active;
+	size_t total = (size_t)tu_batch_size(tu), each = (total + active - 1) / active;
 	/* A search steered by results asks a quarter as much (kt_search_steered); many shapes
 	 * fill a batch between them anyway. */
 	size_t steered = (total / 4 + active - 1) / active;
@@ -422,351 +422,16 @@ static void ask_all(tuner *tu, idlist *fresh)
 	steered = steered < MIN_ASK ? MIN_ASK : steered;
 	for (size_t k = 0; k < tu->ntasks; k++)
 		if (tu->tasks[k].state == T_ASKING)
-			ask_task(tu, (int)k, kt_search_steered(tu->tasks[k].search) ? steered : each, fresh);
+			tu_ask_task(tu, (int)k, kt_search_steered(tu->tasks[k].search) ? steered : each, fresh);
 }
 
-/* ---- setup ------------------------------------------------------------------------------------------ */
-
-long tu_find_cfg(const kt_space *sp, int np, const uint16_t *cfg)
-{
-	for (size_t i = 0; i < sp->count; i++)
-		if (!memcmp(kt_space_cfg(sp, i), cfg, (size_t)np * sizeof *cfg))
-			return (long)i;
-	return -1;
-}
-
-/* Narrows the space to the configurations of tt->only, in their order; each must be in it.  The
- * default stays too when it is feasible (without a reference kernel it is the reference). */
-static int keep_only(task *ta, kt_err *err)
-{
-	const kt_tune_task *tt = ta->tt;
-	size_t np = (size_t)ta->t->nparams, n = 0;
-	uint16_t def[KT_MAX_SLOTS];
-	kt_tmpl_default_config(ta->t, def);
-	long d = tu_find_cfg(ta->space, (int)np, def);
-	uint16_t *keep = kt_xcalloc((tt->nonly + 1) * np + 1, sizeof *keep);
-	if (d >= 0)
-		memcpy(keep + n++ * np, def, np * sizeof *keep);
-	for (size_t j = 0; j < tt->nonly; j++) {
-		const uint16_t *want = tt->only + j * np;
-		if (tu_find_cfg(ta->space, (int)np, want) < 0) {
-			kt_buf cfg = {0};
-			kt_tmpl_format_config(ta->t, want, &cfg);
-			kt_fail(err, "configuration %s is not feasible at this shape", kt_buf_str(&cfg));
-			kt_buf_free(&cfg);
-			free(keep);
-			return -1;
-		}
-		size_t k = 0; /* given twice, or the default: evaluated once */
-		while (k < n && memcmp(keep + k * np, want, np * sizeof *want))
-			k++;
-		if (k == n)
-			memcpy(keep + n++ * np, want, np * sizeof *want);
-	}
-	free(ta->space->cfgs);
-	ta->space->cfgs = keep;
-	ta->space->count = n;
-	return 0;
-}
-
-/* The task's space, search (with its seeds and what is known), and result. */
-static int task_setup(tuner *tu, task *ta, kt_err *err)
-{
-	const kt_tune_task *tt = ta->tt;
-	const kt_tune_opts *o = tu->o;
-	ta->space = kt_xcalloc(1, sizeof *ta->space);
-	if (kt_space_enum(ta->t, ta->shape, ta->space, err))
-		return -1;
-	if (!ta->space->count)
-		return kt_fail(err, "no configuration of %s is feasible at this shape", ta->t->kernel);
-	if (tt->nonly && keep_only(ta, err))
-		return -1;
-	ta->search = kt_search_new(o->strategy, ta->t, ta->space, o->budget, o->seed, err);
-	if (!ta->search)
-		return -1;
-	if (!o->run_all && !tt->nonly) /* a list asked for, or a recording, runs whole */
-		ta->hangs = kt_hangs_new(ta->t);
-	int np = ta->t->nparams;
-	size_t ns = 0, *seeds = kt_xcalloc(tt->nseeds + 1, sizeof *seeds);
-	for (size_t i = 0; i < tt->nseeds; i++) {
-		long j = tu_find_cfg(ta->space, np, tt->seeds + i * (size_t)np);
-		if (j >= 0)
-			seeds[ns++] = (size_t)j;
-	}
-	kt_search_seed(ta->search, seeds, ns);
-	free(seeds);
-	for (size_t i = 0; i < tt->nknown; i++) {
-		long j = tu_find_cfg(ta->space, np, tt->known + i * (size_t)np);
-		if (j >= 0)
-			kt_search_known(ta->search, (size_t)j, tt->known_us[i]);
-	}
-	ta->ev_of = kt_xmalloc(ta->space->count * sizeof *ta->ev_of);
-	ta->asked = kt_xcalloc(ta->space->count, 1);
-	for (size_t i = 0; i < ta->space->count; i++)
-		ta->ev_of[i] = -1;
-	uint16_t def[KT_MAX_SLOTS];
-	kt_tmpl_default_config(ta->t, def);
-	ta->def_idx = tu_find_cfg(ta->space, np, def);
-	if (ta->def_idx < 0 && !ta->t->reference)
-		return kt_fail(err, "the default configuration is infeasible at this shape and the template names no reference kernel");
-	kt_tune_result *r = ta->r;
-	r->nparams = np;
-	r->best = -1;
-	snprintf(r->strategy, sizeof r->strategy, "%s", kt_search_name(ta->search));
-	snprintf(r->driver, sizeof r->driver, "%s", tu->info.driver);
-	r->seed = o->seed;
-	r->budget = o->budget > 0 ? o->budget : (long)ta->space->count;
-	return 0;
-}
-
-/* The reference of task k: the default configuration (measured like any other, first), or,
- * when the template names a reference kernel, that kernel in the default's unit (any feasible
- * configuration's when the default is infeasible). */
-static void task_reference(tuner *tu, int k, idlist *fresh)
-{
-	task *ta = &tu->tasks[k];
-	size_t ri = ta->def_idx >= 0 ? (size_t)ta->def_idx : 0;
-	if (ta->def_idx >= 0)
-		tu_enqueue(tu, k, ri, fresh);
-	ta->ref_unit = tu_unit_make(tu, k, kt_space_cfg(ta->space, ri), UNIT_REF);
-	if (tu->units[ta->ref_unit].state == U_NEW) { /* the default exceeds the device: its text serves */
-		tu->units[ta->ref_unit].state = U_COMPILING;
-		id_add(fresh, ta->ref_unit);
-	}
-	kt_val env[KT_MAX_SLOTS];
-	kt_err e = {0};
-	kt_tmpl_env(ta->t, ta->shape, kt_space_cfg(ta->space, ri), env);
-	kt_tmpl_launch(ta->t, env, &ta->ref_l, &e);
-}
-
-/* Defines task ta on the workers and runs its reference. */
-static int task_start(tuner *tu, task *ta)
-{
-	kt_buf cmd = {0}, shape = {0};
-	kt_err e = {0};
-	const char *reply = NULL;
-	kt_tmpl_format_shape(ta->t, ta->shape, &shape);
-	kt_buf_printf(&cmd, "problem\t%s\t%s\t%s\t", ta->id, ta->t->path, kt_buf_str(&shape));
-	kt_tmpl_format_choices(ta->t, '\t', &cmd);
-	kt_measure_fields(&ta->tt->p.measure, '\t', &cmd);
-	if (cmd.data[cmd.len - 1] == '\t')
-		cmd.data[--cmd.len] = 0;
-	int rc = kt_pool_setup(tu->pool, kt_buf_str(&cmd), NULL, &e);
-	const unitrec *ur = &tu->units[ta->ref_unit];
-	long d = ta->def_idx >= 0 ? ta->ev_of[ta->def_idx] : -1;
-	if (rc == 0 && !ta->t->reference && d >= 0 && ta->r->evals[d].status == KT_OVER_LIMITS)
-		rc = kt_fail(&e, "the default configuration, the reference, exceeds the device: %s (the template names no reference kernel)",
-			     ta->r->evals[d].msg ? ta->r->evals[d].msg : "");
-	else if (rc == 0 && !ur->u.ok)
-		rc = kt_fail(&e, "the reference variant did not compile:\n%s", ur->u.msg ? ur->u.msg : "");
-	if (rc == 0) {
-		kt_buf_reset(&cmd);
-		if (ta->t->reference) {
-			kt_buf_printf(&cmd, "ref\t%s\t%s\t%s_reference\t-", ta->id, ur->u.cubin, ur->sym);
-		} else {
-			kt_buf_printf(&cmd, "ref\t%s\t%s\t%s\t", ta->id, ur->u.cubin, ur->u.entry);
-			kt_tmpl_format_config(ta->t, kt_space_cfg(ta->space, (size_t)ta->def_idx), &cmd);
-		}
-		/* The reference's time is only reported, against the tuned one (the default's, when it
-		 * is the reference, is measured again as an evaluation): a slow one is timed by its
-		 * estimate, and a restarted worker runs it without timing it again. */
-		kt_buf replay = {0};
-		kt_buf_printf(&replay, "%s\tuntimed", kt_buf_str(&cmd));
-		if (ta->t->reference)
-			kt_buf_printf(&cmd, "\t%d", REF_RACE_US);
-		else
-			kt_buf_printf(&cmd, "\tuntimed");
-		rc = kt_pool_setup_replay(tu->pool, kt_buf_str(&cmd), kt_buf_str(&replay), &reply, &e);
-		kt_buf_free(&replay);
-		if (rc) {
-			kt_err why = e;
-			kt_fail_internal(&e, "the reference (%s) failed: %s",
-					 ta->t->reference ? ta->t->reference : "the default configuration", why.msg);
-		}
-	}
-	if (rc == 0 && ta->t->reference)
-		ta->r->reference_us = atof(reply);
-	if (rc)
-		tu_fail_task(ta, &e);
-	kt_buf_free(&cmd);
-	kt_buf_free(&shape);
-	return rc;
-}
-
-/* ---- ceilings and floors --------------------------------------------------------------------- */
-
-/* The arithmetic ceilings, by kt_flops_unit: the worker's command that measures each. */
-static const char *const rate_cmds[KT_NFLOPS_UNITS] = {[KT_FLOPS_FMA] = "rate", [KT_FLOPS_TENSOR] = "rate\ttensor"};
-
-/* Runs one measuring command ("bw N", "rate") on the pool; its first number, or 0. */
-static double measure(tuner *tu, const char *cmd, kt_err *err)
-{
-	kt_job j = {(char *)cmd, KT_OK, NULL, MEASURE_TIMEOUT_S};
-	double v = 0;
-	if (kt_pool_run(tu->pool, &j, 1, err) == 0 && j.status == KT_OK)
-		v = atof(j.reply);
-	kt_job_clear(&j);
-	return v;
-}
-
-static double *ceiling_of(kt_ceilings *c, int unit) { return unit == KT_FLOPS_TENSOR ? &c->tensor_gflops : &c->gflops; }
-
-/* The ceilings the tasks need and nobody knew: measured once for the batch. */
-static int measure_ceilings(tuner *tu, kt_err *err)
-{
-	int want_bw = 0, want_rate[KT_NFLOPS_UNITS] = {0};
-	for (size_t k = 0; k < tu->ntasks; k++) {
-		const task *ta = &tu->tasks[k];
-		if (ta->state == T_FAILED)
-			continue;
-		want_bw |= ta->ref_l.bytes > 0;
-		want_rate[ta->t->flops_unit] |= ta->ref_l.flops > 0;
-	}
-	if (want_bw && tu->ceil.bw_gbs <= 0) {
-		char cmd[64];
-		int64_t mem = tu->info.lim.mem_bytes, bytes = mem / 8 < BW_BYTES ? mem / 8 : BW_BYTES;
-		snprintf(cmd, sizeof cmd, "bw\t%lld", (long long)bytes);
-		tu->ceil.bw_gbs = measure(tu, cmd, err);
-	}
-	for (int u = 0; u < KT_NFLOPS_UNITS; u++)
-		if (want_rate[u] && *ceiling_of(&tu->ceil, u) <= 0)
-			*ceiling_of(&tu->ceil, u) = measure(tu, rate_cmds[u], err);
-	return 0;
-}
-
-/* The roofline floor of task ta at its reference launch: bytes / bandwidth, flops / the rate of
- * the template's arithmetic, the larger.  A ceiling that is unknown (0) adds nothing. */
-static void set_floor(tuner *tu, task *ta)
-{
-	kt_tune_result *r = ta->r;
-	const kt_launch *l = &ta->ref_l;
-	if (l->bytes > 0)
-		r->bw_gbs = tu->ceil.bw_gbs;
-	if (l->flops > 0)
-		r->flops_rate = *ceiling_of(&tu->ceil, ta->t->flops_unit);
-	double tb, tf;
-	tu_floor_terms(ta, &tb, &tf);
-	r->floor_us = tb > tf ? tb : tf;
-}
-
-void tu_floor_terms(const task *ta, double *tb, double *tf)
-{
-	const kt_tune_result *r = ta->r;
-	*tb = r->bw_gbs > 0 ? ta->ref_l.bytes / (r->bw_gbs * 1e3) : 0;
-	*tf = r->flops_rate > 0 ? ta->ref_l.flops / (r->flops_rate * 1e3) : 0;
-}
-
-static int open_pool(tuner *tu, const int *gpus, int ngpus, kt_err *err)
-{
-	const kt_tune_opts *o = tu->o;
-	if (!tu->exe[0])
-		return kt_fail_internal(err, "cannot find the kt executable for the workers");
-	char *log = kt_path_join(tu->workdir, "worker.log");
-	kt_worker_opts wo = {tu->exe, o->backend, o->seed, o->timeout_s, 0, log};
-	tu->pool = kt_pool_new(&wo, gpus, ngpus, err);
-	free(log);
-	return tu->pool ? 0 : -1;
-}
-
+/* A task is still to be set up. */
 static int any_setup(const tuner *tu)
 {
 	for (size_t k = 0; k < tu->ntasks; k++)
 		if (tu->tasks[k].state == T_SETUP)
 			return 1;
 	return 0;
-}
-
-/* How long one unit of the first batch (the check kernels, the references) took nvcc: the
- * slowest reference's, from ninja's log; else the batch's wall time. */
-static double unit_seconds(const tuner *tu, const idlist *l, long check, double wall)
-{
-	double s = 0;
-	for (size_t i = 0; i < l->n; i++)
-		if (l->v[i] != check && tu->units[l->v[i]].u.seconds > s)
-			s = tu->units[l->v[i]].u.seconds;
-	return s > 0 ? s : wall;
-}
-
-/* The size of the searches' first batch: what every compile job gets through in about
- * FIRST_BATCH_S at unit_s a variant (the references' units cost one variant and nvcc's fixed
- * cost: an upper bound of a variant's share of a packed unit), with the next batch sharing the
- * cores; at least one variant a job, at most a quarter batch (the size before it was measured). */
-static size_t first_size(const tuner *tu, double unit_s)
-{
-	size_t jobs = (size_t)kt_compile_jobs(&tu->batchcc), quarter = (size_t)batch_size(tu) / 4;
-	double each = unit_s > 0 ? FIRST_BATCH_S / (SLOTS * unit_s) : (double)quarter;
-	size_t n = jobs * (each < 1 ? 1 : (size_t)each);
-	return n < quarter ? n : quarter > 0 ? quarter : 1;
-}
-
-/* The searches' first batch, n configurations shared by the tasks (at least a few each), in
- * the next slot. */
-static int ask_first(tuner *tu, size_t n, kt_err *err)
-{
-	idlist fresh = {0};
-	size_t each = n / tu->ntasks, asked = 0;
-	each = each < MIN_ASK ? MIN_ASK : each;
-	for (size_t k = 0; k < tu->ntasks; k++)
-		if (tu->tasks[k].state == T_ASKING)
-			asked += ask_task(tu, (int)k, each, &fresh);
-	tu->st.first_batch = (int)asked;
-	int rc = fresh.n ? tu_compile_start(tu, &fresh, err) : 0;
-	free(fresh.v);
-	return rc;
-}
-
-/* The first compile batches.  First the check kernels and each task's reference (its default's
- * unit, or one of its own), each alone: the least the GPU can start on, so the first
- * measurement waits for one variant's compile whatever the template.  The workers start while
- * nvcc runs.  How long that took sizes the searches' first batch (a template of heavily unrolled
- * variants gets a small one), which compiles while the check kernels are loaded, every problem is
- * defined and its reference run, and the ceilings are measured. */
-static int first_batch(tuner *tu, const int *gpus, int ngpus, kt_err *err)
-{
-	idlist fresh = {0};
-	long check = tu_unit_add(tu);
-	unitrec *cu = &tu->units[check];
-	snprintf(cu->u.name, sizeof cu->u.name, "kt_check");
-	kt_check_source(&cu->u.src);
-	cu->state = U_COMPILING;
-	tu_index_put(tu, check);
-	id_add(&fresh, check);
-	for (size_t k = 0; k < tu->ntasks; k++)
-		if (tu->tasks[k].state == T_SETUP) {
-			task_reference(tu, (int)k, &fresh);
-			tu->tasks[k].state = T_ASKING;
-		}
-	double t0 = kt_now();
-	int rc = tu_compile_start(tu, &fresh, err);
-	if (rc == 0)
-		rc = open_pool(tu, gpus, ngpus, err);
-	if (tu->busy[0]) {
-		kt_err e = {0};
-		int crc = tu_compile_finish(tu, 0, &e);
-		if (rc == 0 && crc)
-			rc = -1, *err = e;
-	}
-	tu->st.unit_s = unit_seconds(tu, &fresh, check, kt_now() - t0);
-	free(fresh.v);
-	if (rc == 0)
-		rc = ask_first(tu, first_size(tu, tu->st.unit_s), err);
-	if (rc)
-		return -1;
-	cu = &tu->units[check];
-	if (!cu->u.ok)
-		return kt_fail_internal(err, "the check kernels did not compile:\n%s", cu->u.msg);
-	kt_buf cmd = {0};
-	kt_buf_printf(&cmd, "check\t%s", cu->u.cubin);
-	rc = kt_pool_setup(tu->pool, kt_buf_str(&cmd), NULL, err);
-	kt_buf_free(&cmd);
-	for (size_t k = 0; rc == 0 && k < tu->ntasks; k++)
-		if (tu_is_active(&tu->tasks[k]))
-			task_start(tu, &tu->tasks[k]);
-	if (rc == 0)
-		rc = measure_ceilings(tu, err);
-	for (size_t k = 0; rc == 0 && k < tu->ntasks; k++)
-		set_floor(tu, &tu->tasks[k]);
-	return rc;
 }
 
 /* ---- the loop ------------------------------------------------------------------------------------- */
@@ -808,7 +473,7 @@ static void add_task(tuner *tu, kt_tune_task *tt)
 	kt_err e = {0};
 	int g = tu_group_of(tu, ta->t, tt->p.tc, &e);
 	ta->group = g < 0 ? 0 : g;
-	if (g < 0 || task_setup(tu, ta, &e) != 0)
+	if (g < 0 || tu_task_setup(tu, ta, &e) != 0)
 		tu_fail_task(ta, &e);
 	else if (ta->search)
 		kt_search_set_parallel(ta->search, 1 + (size_t)kt_compile_jobs(&tu->batchcc) / (k + 1));
@@ -823,7 +488,7 @@ static void join_pending(tuner *tu, idlist *fresh)
 	tu->npending = 0;
 	for (size_t k = 0; k < tu->ntasks; k++)
 		if (tu->tasks[k].state == T_SETUP) {
-			task_reference(tu, (int)k, fresh);
+			tu_task_reference(tu, (int)k, fresh);
 			tu->tasks[k].state = T_STARTING;
 		}
 }
@@ -836,11 +501,11 @@ static int start_ready(tuner *tu, kt_err *err)
 		task *ta = &tu->tasks[k];
 		if (ta->state != T_STARTING || tu->units[ta->ref_unit].state != U_DONE)
 			continue;
-		if (task_start(tu, ta) != 0)
+		if (tu_task_start(tu, ta) != 0)
 			continue; /* failed, with its reason */
-		if (measure_ceilings(tu, err) != 0)
+		if (tu_measure_ceilings(tu, err) != 0)
 			return -1;
-		set_floor(tu, ta);
+		tu_set_floor(tu, ta);
 		ta->state = T_ASKING;
 	}
 	return 0;
@@ -973,7 +638,7 @@ int kt_tune_batch(kt_tune_task *tasks, size_t n, const kt_tune_opts *o, kt_err *
 				tu.batchcc.nvcc = tu.groups[tu.tasks[k].group]->cc.nvcc; /* the check kernels' compiler */
 				break;
 			}
-		rc = any_setup(&tu) ? first_batch(&tu, gpus, ngpus, err) : 0;
+		rc = any_setup(&tu) ? tu_first_batch(&tu, gpus, ngpus, err) : 0;
 	}
 	tu.st.setup_s = kt_now() - tu.start;
 	tu.last_charge = kt_now();

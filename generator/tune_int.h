@@ -1,7 +1,8 @@
 /* tune_int.h - what the tuner's files share: its constants, its pieces (compile groups, units,
  * candidates, tasks, the tuner) and the functions one file gives the others.  Private to
- * tune.c (the loop: asking, measuring, setup, ceilings, the batch), tune_units.c (units, compile
- * groups and compile batches) and tune_choose.c (a task's end: its rivals timed again, its
+ * tune.c (the loop: asking, the batch), tune_setup.c (a problem's setup, the ceilings, the
+ * first batch), tune_units.c (units, compile groups and compile batches), tune_measure.c
+ * (measuring) and tune_choose.c (a task's end: its rivals timed again, its
  * siblings' bests, the choice). */
 #ifndef KT_TUNE_INT_H
 #define KT_TUNE_INT_H
@@ -149,23 +150,50 @@ typedef struct tuner {
 	kt_ceilings ceil;
 } tuner;
 
-/* tune.c: candidates, stopping, asking, setup. */
+/* tune.c: candidates, stopping, asking. */
 /* Asking or draining: its search has results to come. */
 int tu_is_active(const task *ta);
 /* Tells task ta's search the result of space index idx (when it asked for it). */
 void tu_tell(task *ta, size_t idx);
 /* Records candidate c's result: a new eval, or the confirmed one of a stand-in. */
 kt_eval *tu_put_eval(tuner *tu, const cand *c, kt_status st, const char *msg, const kt_unit *u);
-/* The two terms of task ta's roofline floor, in us: its bytes over the copy bandwidth (tb) and its
- * arithmetic over the rate of its kind (tf); 0 where the template or the ceiling gives none. */
-void tu_floor_terms(const task *ta, double *tb, double *tf);
 void tu_list_add(candlist *l, const cand *c);
 void tu_cand_free(cand *c);
 const char *tu_stop_reason(const tuner *tu, const task *ta, char *buf, size_t bufsz);
 int tu_sort_out(tuner *tu, cand *c);
 void tu_enqueue(tuner *tu, int k, size_t idx, idlist *fresh);
 void tu_enqueue_confirm(tuner *tu, int k, size_t idx, idlist *fresh);
+void tu_id_add(idlist *l, long id);
+/* Asks task k's search for up to max configurations into fresh; how many it gave. */
+size_t tu_ask_task(tuner *tu, int k, size_t max, idlist *fresh);
+/* Configurations per compile batch. */
+int tu_batch_size(const tuner *tu);
+
+/* tune_setup.c: a task's setup and reference, the ceilings and floors, the first batch. */
 long tu_find_cfg(const kt_space *sp, int np, const uint16_t *cfg);
+/* The task's space, search (with its seeds and what is known), and result. */
+int tu_task_setup(tuner *tu, task *ta, kt_err *err);
+/* The reference of task k: the default configuration (measured like any other, first), or,
+ * when the template names a reference kernel, that kernel in the default's unit (any feasible
+ * configuration's when the default is infeasible). */
+void tu_task_reference(tuner *tu, int k, idlist *fresh);
+/* Defines task ta on the workers and runs its reference. */
+int tu_task_start(tuner *tu, task *ta);
+/* The ceilings the tasks need and nobody knew: measured once for the batch. */
+int tu_measure_ceilings(tuner *tu, kt_err *err);
+/* The roofline floor of task ta at its reference launch: bytes / bandwidth, flops / the rate of
+ * the template's arithmetic, the larger.  A ceiling that is unknown (0) adds nothing. */
+void tu_set_floor(tuner *tu, task *ta);
+/* The first compile batches.  First the check kernels and each task's reference (its default's
+ * unit, or one of its own), each alone: the least the GPU can start on, so the first
+ * measurement waits for one variant's compile whatever the template.  The workers start while
+ * nvcc runs.  How long that took sizes the searches' first batch (a template of heavily unrolled
+ * variants gets a small one), which compiles while the check kernels are loaded, every problem is
+ * defined and its reference run, and the ceilings are measured. */
+int tu_first_batch(tuner *tu, const int *gpus, int ngpus, kt_err *err);
+/* The two terms of task ta's roofline floor, in us: its bytes over the copy bandwidth (tb) and its
+ * arithmetic over the rate of its kind (tf); 0 where the template or the ceiling gives none. */
+void tu_floor_terms(const task *ta, double *tb, double *tf);
 
 /* tune_units.c: units and compile groups, compile batches. */
 void tu_index_put(tuner *tu, long u);

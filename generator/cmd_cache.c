@@ -603,7 +603,7 @@ static int cmd_gc(int argc, char **argv)
 typedef struct prec {
 	char key[KT_KEY_HEX];
 	char *path, *fields, *date, *what; /* what: "kernel shape GPU" */
-	int out;                           /* user: not promoted; project: removed */
+	int out;                           /* a project record promote removed */
 } prec;
 
 typedef struct precs {
@@ -679,13 +679,13 @@ static int promote_one(struct promote *p, prec *u)
 		if (supersedes(&p->user.v[i], u)) {
 			printf("%s  %s: not promoted: %s is a later record of it\n", u->key, u->what, p->user.v[i].key);
 			p->older++;
-			return u->out = 1, 0;
+			return 0;
 		}
 	for (size_t i = 0; i < p->project.n; i++)
 		if (!p->project.v[i].out && supersedes(&p->project.v[i], u)) {
 			printf("%s  %s: not promoted: %s holds a newer record of it (%s)\n", u->key, u->what, p->to, p->project.v[i].key);
 			p->older++;
-			return u->out = 1, 0;
+			return 0;
 		}
 	kt_buf text = {0}, old = {0};
 	char *dst = kt_cache_record_path(p->to, u->key), *dir = kt_path_dir(dst);

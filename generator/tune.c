@@ -11,7 +11,6 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "tune_int.h"
 
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +18,6 @@
 #include <unistd.h>
 
 #include "compile.h"
-#include "decide.h"
-#include "emit.h"
 #include "proc.h"
 #include "search.h"
 #include "space.h"

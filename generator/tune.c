@@ -686,11 +686,51 @@ static double best_time(const kt_tune_result *r)
 	return r->best >= 0 ? r->evals[r->best].median_us : 0;
 }
 
+static const kt_tune_result *order_r;
+static size_t order_np;
+static int by_config(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = memcmp(order_r->evals[x].cfg, order_r->evals[y].cfg, order_np * sizeof *order_r->evals[x].cfg);
+	return c ? c : (x > y) - (x < y);
+}
+
+/* r's evaluations in the order of their configurations, then of their index (malloc'ed). */
+static size_t *config_order(const kt_tune_result *r, size_t np)
+{
+	size_t *ord = kt_xcalloc(r->nevals + 1, sizeof *ord);
+	for (size_t j = 0; j < r->nevals; j++)
+		ord[j] = j;
+	order_r = r;
+	order_np = np;
+	qsort(ord, r->nevals, sizeof *ord, by_config);
+	return ord;
+}
+
+/* r's first evaluation (by index) of configuration c, found in its order ord; NULL when none. */
+static const kt_eval *first_eval(const kt_tune_result *r, const size_t *ord, size_t np, const uint16_t *c)
+{
+	size_t lo = 0, hi = r->nevals;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (memcmp(r->evals[ord[mid]].cfg, c, np * sizeof *c) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->nevals && !memcmp(r->evals[ord[lo]].cfg, c, np * sizeof *c) ? &r->evals[ord[lo]] : NULL;
+}
+
 int kt_tune_robust(const kt_tmpl *t, const kt_tune_result *const *rs, size_t n, uint16_t *cfg, double *worst)
 {
 	size_t np = (size_t)t->nparams, best_shapes = 0;
 	double best_worst = 0;
 	int found = 0;
+	/* Each shape's evaluations sorted by configuration: a record of an exhaustive search holds
+	 * thousands, and every one of them is looked up at every shape. */
+	size_t **ord = kt_xcalloc(n + 1, sizeof *ord);
+	for (size_t u = 0; u < n; u++)
+		ord[u] = config_order(rs[u], np);
 	for (size_t s = 0; s < n; s++)
 		for (size_t i = 0; i < rs[s]->nevals; i++) {
 			const uint16_t *c = rs[s]->evals[i].cfg;
@@ -698,16 +738,14 @@ int kt_tune_robust(const kt_tmpl *t, const kt_tune_result *const *rs, size_t n, 
 				continue;
 			size_t shapes = 0;
 			double w = 1;
-			for (size_t u = 0; u < n && w < INFINITY; u++)
-				for (size_t j = 0; j < rs[u]->nevals; j++) {
-					const kt_eval *e = &rs[u]->evals[j];
-					if (memcmp(e->cfg, c, np * sizeof *c))
-						continue;
-					shapes++;
-					double b = best_time(rs[u]);
-					w = e->status != KT_OK || b <= 0 ? INFINITY : fmax(w, e->median_us / b);
-					break;
-				}
+			for (size_t u = 0; u < n && w < INFINITY; u++) {
+				const kt_eval *e = first_eval(rs[u], ord[u], np, c);
+				if (!e)
+					continue;
+				shapes++;
+				double b = best_time(rs[u]);
+				w = e->status != KT_OK || b <= 0 ? INFINITY : fmax(w, e->median_us / b);
+			}
 			if (w < INFINITY && (!found || shapes > best_shapes || (shapes == best_shapes && w < best_worst))) {
 				found = 1;
 				best_shapes = shapes;
@@ -715,6 +753,9 @@ int kt_tune_robust(const kt_tmpl *t, const kt_tune_result *const *rs, size_t n, 
 				memcpy(cfg, c, np * sizeof *c);
 			}
 		}
+	for (size_t u = 0; u < n; u++)
+		free(ord[u]);
+	free(ord);
 	if (found)
 		*worst = best_worst;
 	return found ? 0 : -1;

@@ -147,7 +147,8 @@ for that configure run (``KT_RETUNE=ON cmake -S . -B build``).
   Never write to any cache.  Default ``ON`` when the environment variable ``CI`` is set.
 ``KT_TUNE``
   ``ON`` (default): tune on a cache miss when a GPU is present.  ``OFF``: never tune; use the
-  cached configurations, else the template's defaults (quick builds, tests).
+  cached configurations (or those tuned for another version of the template), else the
+  template's defaults (quick builds, tests).
 ``KT_TUNE_BUDGET``
   Evaluations per shape when a miss is tuned.  Empty (default): kt's default, 400; a negative
   value tunes the whole space.

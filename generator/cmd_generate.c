@@ -17,6 +17,7 @@ static const char usage[] = "kt generate --template FILE --name NAME --out DIR [
 static const char about[] =
 	"Emits the variants, the launcher kt_NAME(), its header, a manifest and a CMake list for a\n"
 	"kernel template, with one configuration per shape: from a cache, from tuning on this GPU,\n"
+	"from the cached records of another version of the template (where the shape is not tuned),\n"
 	"or the template's defaults.  With --batch, for every kernel of FILE (blocks of the kernel\n"
 	"options below, one argument per line, blocks separated by a line \"--\"), and the misses of\n"
 	"all of them are tuned together, in one pipeline; --arch, --nvcc, --flags, --cache-dir,\n"

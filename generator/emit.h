@@ -29,7 +29,8 @@
 typedef struct kt_choice {
 	const int64_t *shape;  /* t->nshapes values */
 	const uint16_t *cfg;   /* t->nparams value indices */
-	const char *origin;    /* "default", "cache:<tier>", "tuned", "forced", "transfer" (farmed: generate.h) */
+	const char *origin;    /* "default", "cache:<tier>", "tuned", "forced", "transfer" (farmed), "other-version"
+				* (the record of another version of the template: generate.h) */
 	const char *key;       /* the cache key (hex), or NULL */
 } kt_choice;
 

@@ -54,7 +54,7 @@ typedef struct gen {
 	uint16_t *forced;     /* n * t->nparams: configurations forced with --config */
 	int *is_forced;       /* per shape */
 	int *decided;         /* per shape: a configuration is chosen */
-	const char **origin;  /* per shape: "default", "cache:<tier>", "tuned", "forced" */
+	const char **origin;  /* per shape: "default", "cache:<tier>", "tuned", "forced", "transfer", "other-version" */
 	char **key;           /* per shape: the cache key, or NULL */
 	kt_tune_result *res;  /* per shape: the evaluations, tuned or from the record of a hit (else empty) */
 	int noted_default;    /* the "using the template defaults" note was given */
@@ -665,6 +665,47 @@ static void farm_misses(run *rn)
 
 /* ---- the decision and the output ---------------------------------------------------------- */
 
+/* Why table g's misses were not tuned here (for a note). */
+static const char *untuned_why(const gen *g)
+{
+	return !g->gpu ? "no GPU" : !g->local ? "the GPU is not here to tune on" : "tuning is off (--no-tune)";
+}
+
+/* The shapes nothing decided in a table whose misses were not tuned (no GPU, another GPU's table,
+ * tuning off), where the problem was tuned from another version of the template (edited since):
+ * what that version chose stands in for the defaults (transfer.h).  Tuned or farmed misses are
+ * the search's, seeded by it; with --require-hit a miss is the error. */
+static void other_version_rest(run *rn, gen *g)
+{
+	const kt_generate_opts *o = rn->o;
+	if (!g->cache || o->require_hit || (farming(o) ? g->farm : rn->tune && g->local))
+		return;
+	kt_other_version *e = kt_xcalloc((size_t)g->n + 1, sizeof *e);
+	kt_problem *p = kt_xcalloc((size_t)g->n + 1, sizeof *p);
+	int *at = kt_xcalloc((size_t)g->n + 1, sizeof *at);
+	size_t n = 0;
+	for (int i = 0; i < g->n; i++)
+		if (!g->decided[i]) {
+			p[n] = problem_at(g, i);
+			e[n] = (kt_other_version){.p = &p[n], .cfg = cfg_at(g->cfgs, g, i)};
+			at[n++] = i;
+		}
+	const char *dirs[2] = {kt_cache_dir(g->cache, KT_TIER_USER), kt_cache_dir(g->cache, KT_TIER_PROJECT)};
+	size_t found = n ? kt_transfer_other_version(e, n, dirs, 2) : 0;
+	for (size_t m = 0; m < n; m++)
+		if (e[m].found) {
+			g->origin[at[m]] = "other-version";
+			g->decided[at[m]] = 1;
+		}
+	if (found)
+		note(o, "kt: %s: %s, and the template has changed since %zu of its %d shapes were tuned: what was tuned then "
+			"stands in for the template defaults there (not a hit: tune again to refresh it)",
+		     g->who, untuned_why(g), found, g->n);
+	free(e);
+	free(p);
+	free(at);
+}
+
 /* The shapes nothing decided: with --require-hit a miss for the error, else the template
  * default with a note once per table.  The generic table of a kernel with GPU tables holds the
  * template defaults for any other GPU: nothing is missing there. */
@@ -682,7 +723,7 @@ static void default_rest(run *rn, gen *g)
 	}
 	if (!missing || g->noted_default || rn->o->require_hit || quiet)
 		return;
-	const char *why = !g->gpu ? "no GPU" : !g->local ? "the GPU is not here to tune on" : "tuning is off (--no-tune)";
+	const char *why = untuned_why(g);
 	if (!g->gpu)
 		note(rn->o, "kt: %s: %s and no cached configuration: using the template defaults", g->who, why);
 	else if (missing < g->n)
@@ -975,8 +1016,10 @@ int kt_generate(const kt_generate_opts *o, kt_buf *diags, kt_err *err)
 		farm_misses(&rn);
 	else if (rc == 0 && rn.tune)
 		rc = tune_misses(&rn, err);
-	for (int j = 0; rc == 0 && j < rn.n; j++)
+	for (int j = 0; rc == 0 && j < rn.n; j++) {
+		other_version_rest(&rn, &rn.g[j]);
 		default_rest(&rn, &rn.g[j]);
+	}
 	if (rc == 0 && rn.nmissing)
 		rc = report_missing(&rn, err);
 	for (int j = 0; rc == 0 && j < rn.nk; j++)

@@ -21,8 +21,10 @@ struct kt_farm_opts;
 /* Each kernel is generated for a list of GPU models (--gpus; default: the GPU here, else --gpu /
  * KT_GPU), one table each, built for that GPU's own target: the GPU here tunes its misses (unless
  * --no-tune or --require-hit, which only forbid tuning), the others take what the caches hold (a
- * miss is a note; under --require-hit an error).  The identity of a GPU that is not here comes
- * from the records that name it.  A GPU table that would hold only template defaults is left
+ * miss is a note; under --require-hit an error).  A miss that is not tuned, where the caches hold
+ * the problem tuned from another version of the template (an edit since), takes that version's
+ * configuration rather than the defaults (origin "other-version").  The identity of a GPU that
+ * is not here comes from the records that name it.  A GPU table that would hold only template defaults is left
  * out; the generic table (the template defaults, built for every target of the build) serves the
  * GPUs without a table, and holds the shapes' configurations itself when no GPU is known.
  */

@@ -419,6 +419,31 @@ int kt_record_config_read(const cJSON *conf, const kt_tmpl *t, uint16_t *cfg, kt
 	return 0;
 }
 
+int kt_record_config_adapt(const cJSON *conf, const kt_tmpl *t, uint16_t *cfg, kt_err *err)
+{
+	kt_tmpl_default_config(t, cfg);
+	const cJSON *it;
+	if (!cJSON_IsObject(conf))
+		return kt_fail(err, "the record has no configuration");
+	cJSON_ArrayForEach(it, conf)
+	{
+		int i = 0;
+		while (i < t->nparams && strcmp(it->string, t->params[i].name) != 0)
+			i++;
+		if (i == t->nparams)
+			return kt_fail(err, "it sets %s, which the template no longer declares", it->string);
+		int j = value_index(&t->params[i], it);
+		if (j < 0) {
+			char *txt = kt_json_text(it, 0);
+			kt_fail(err, "%s=%s is no longer a declared value of %s", it->string, txt, it->string);
+			free(txt);
+			return -1;
+		}
+		cfg[i] = (uint16_t)j;
+	}
+	return 0;
+}
+
 int kt_record_match(const kt_record *r, const kt_key *expect, const kt_tmpl *t, const int64_t *shape,
 		    uint16_t *cfg, kt_err *err)
 {

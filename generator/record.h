@@ -73,6 +73,12 @@ void kt_record_result(const kt_record *r, const kt_tmpl *t, kt_tune_result *out)
  * 0 on success; -1 with err naming the first parameter that is missing, unknown or undeclared. */
 int kt_record_config_read(const struct cJSON *conf, const kt_tmpl *t, uint16_t *cfg, kt_err *err);
 
+/* A configuration of another version of t's template (a record that kt_key_same_problem pairs
+ * with t's problem) read into cfg: each parameter it sets must still be declared, with that
+ * value; one it does not set (declared since) takes t's default, which is how a parameter is
+ * usually added.  0 on success; -1 with err naming the first parameter t cannot take. */
+int kt_record_config_adapt(const struct cJSON *conf, const kt_tmpl *t, uint16_t *cfg, kt_err *err);
+
 /* r's evaluations as a record's "evaluated" array, in r's order (a new cJSON array; the caller
  * deletes it). */
 struct cJSON *kt_record_evaluated_json(const kt_tmpl *t, const kt_tune_result *r);

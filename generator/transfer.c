@@ -6,13 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "key.h"
 #include "record.h"
 #include "space.h"
 
 typedef struct scan {
 	const kt_problem *p;
-	const char *prefix;       /* the problem's key fields up to the shape */
+	const char *prefix;       /* the problem's key fields; the template's own are the first prefixlen bytes */
 	size_t prefixlen;
 	kt_seed_source *src;
 	size_t n, cap;
@@ -57,37 +59,57 @@ static void take_configs(const kt_problem *p, const kt_tune_result *r, kt_seed_s
 	free(ok);
 }
 
+/* Reads the record at path; 0, or -1 when it cannot be read (it then gives nothing). */
+static int read_record(const char *path, kt_record *rec)
+{
+	kt_buf text = {0};
+	kt_err e = {0};
+	int rc = kt_read_file(path, &text, &e) == 0 && kt_record_read(text.data, text.len, rec, &e) == 0 ? 0 : -1;
+	kt_buf_free(&text);
+	return rc;
+}
+
+static kt_seed_source *add_source(scan *sc, const kt_record *rec, double d)
+{
+	if (sc->n == sc->cap) {
+		sc->cap = sc->cap ? 2 * sc->cap : 16;
+		sc->src = kt_xrealloc(sc->src, sc->cap * sizeof *sc->src);
+	}
+	kt_seed_source *s = &sc->src[sc->n++];
+	memset(s, 0, sizeof *s);
+	s->distance = d;
+	snprintf(s->gpu, sizeof s->gpu, "%s", rec->gpu.name);
+	snprintf(s->shape, sizeof s->shape, "%s", rec->shape ? rec->shape : "");
+	return s;
+}
+
 static int visit(void *ctx, const char *path, const char *key)
 {
 	scan *sc = ctx;
-	kt_buf text = {0};
 	kt_err e = {0};
 	kt_record rec;
 	(void)key;
-	if (kt_read_file(path, &text, &e) != 0 || kt_record_read(text.data, text.len, &rec, &e) != 0) {
-		kt_buf_free(&text);
-		return 0; /* unreadable: it seeds nothing */
-	}
+	if (read_record(path, &rec) != 0)
+		return 0;
 	const char *f = kt_buf_str(&rec.fields);
 	int64_t shape[KT_MAX_SLOTS];
-	if (!strncmp(f, sc->prefix, sc->prefixlen) && !strncmp(f + sc->prefixlen, "shape=", 6) && rec.shape &&
-	    kt_tmpl_parse_shape(sc->p->tmpl, rec.shape, shape, &e) == 0) {
+	int same = !strncmp(f, sc->prefix, sc->prefixlen) && !strncmp(f + sc->prefixlen, "shape=", 6);
+	if (same && rec.shape && kt_tmpl_parse_shape(sc->p->tmpl, rec.shape, shape, &e) == 0) {
 		kt_tune_result r;
 		kt_record_result(&rec, sc->p->tmpl, &r);
-		if (sc->n == sc->cap) {
-			sc->cap = sc->cap ? 2 * sc->cap : 16;
-			sc->src = kt_xrealloc(sc->src, sc->cap * sizeof *sc->src);
-		}
-		kt_seed_source *s = &sc->src[sc->n++];
-		memset(s, 0, sizeof *s);
-		s->distance = distance(sc->p, shape, &rec.gpu);
-		snprintf(s->gpu, sizeof s->gpu, "%s", rec.gpu.name);
-		snprintf(s->shape, sizeof s->shape, "%s", rec.shape);
-		take_configs(sc->p, &r, s);
+		take_configs(sc->p, &r, add_source(sc, &rec, distance(sc->p, shape, &rec.gpu)));
 		kt_tune_result_free(&r);
+	} else if (!same && kt_key_same_problem(f, sc->prefix)) {
+		uint16_t *cfg = kt_xcalloc((size_t)sc->p->tmpl->nparams + 1, sizeof *cfg);
+		if (kt_record_config_adapt(cJSON_GetObjectItemCaseSensitive(rec.doc, "config"), sc->p->tmpl, cfg, NULL) == 0) {
+			kt_seed_source *s = add_source(sc, &rec, KT_TRANSFER_OTHER_VERSION);
+			s->cfgs = cfg;
+			s->n = 1;
+			s->version = 1;
+		} else
+			free(cfg);
 	}
 	kt_record_free(&rec);
-	kt_buf_free(&text);
 	return 0;
 }
 
@@ -137,10 +159,70 @@ void kt_transfer_seeds(const kt_problem *p, const char *const *dirs, int ndirs, 
 			kt_cache_each(dirs[i], visit, &sc);
 	*n = kt_transfer_pick(p, sc.src, sc.n, *seeds);
 	for (size_t s = 0; why && *n && s < sc.n && s < KT_TRANSFER_RECORDS; s++)
-		kt_buf_printf(why, "%s%s %s (distance %.1f)", s ? "; " : "", sc.src[s].gpu, sc.src[s].shape,
-			      sc.src[s].distance);
+		kt_buf_printf(why, "%s%s %s (distance %.1f%s)", s ? "; " : "", sc.src[s].gpu, sc.src[s].shape,
+			      sc.src[s].distance, sc.src[s].version ? ", another version of the template" : "");
 	for (size_t s = 0; s < sc.n; s++)
 		free(sc.src[s].cfgs);
 	free(sc.src);
 	kt_buf_free(&fields);
+}
+
+/* ---- the problem tuned from another version of its template ---- */
+
+typedef struct vscan {
+	kt_other_version *e;
+	kt_buf *fields; /* e[i]'s key fields */
+	size_t n;
+} vscan;
+
+static int visit_version(void *ctx, const char *path, const char *key)
+{
+	vscan *vs = ctx;
+	kt_record rec;
+	(void)key;
+	if (read_record(path, &rec) != 0)
+		return 0;
+	const char *f = kt_buf_str(&rec.fields), *date = rec.date ? rec.date : "";
+	const cJSON *conf = cJSON_GetObjectItemCaseSensitive(rec.doc, "config");
+	for (size_t i = 0; i < vs->n; i++) {
+		kt_other_version *e = &vs->e[i];
+		const kt_tmpl *t = e->p->tmpl;
+		const char *want = kt_buf_str(&vs->fields[i]);
+		int d = strcmp(date, e->date);
+		if (!strcmp(f, want) || !kt_key_same_problem(f, want) ||
+		    (e->found && (d < 0 || (d == 0 && strcmp(rec.key, e->key) <= 0))))
+			continue; /* not another version of the problem, or not the latest one */
+		uint16_t *cfg = kt_xcalloc((size_t)t->nparams + 1, sizeof *cfg);
+		if (kt_record_config_adapt(conf, t, cfg, NULL) == 0 && kt_space_feasible(t, e->p->shape, cfg)) {
+			memcpy(e->cfg, cfg, (size_t)t->nparams * sizeof *cfg);
+			e->found = 1;
+			snprintf(e->key, sizeof e->key, "%s", rec.key);
+			snprintf(e->date, sizeof e->date, "%s", date);
+		}
+		free(cfg);
+	}
+	kt_record_free(&rec);
+	return 0;
+}
+
+size_t kt_transfer_other_version(kt_other_version *e, size_t n, const char *const *dirs, int ndirs)
+{
+	vscan vs = {.e = e, .fields = kt_xcalloc(n + 1, sizeof *vs.fields), .n = n};
+	kt_err err = {0};
+	for (size_t i = 0; i < n; i++) {
+		e[i].found = 0;
+		e[i].key[0] = e[i].date[0] = 0;
+		if (kt_key_fields(e[i].p, &vs.fields[i], &err) != 0)
+			kt_buf_reset(&vs.fields[i]); /* unkeyable: no record is of its problem */
+	}
+	for (int d = 0; n && d < ndirs; d++)
+		if (dirs[d])
+			kt_cache_each(dirs[d], visit_version, &vs);
+	size_t found = 0;
+	for (size_t i = 0; i < n; i++) {
+		found += (size_t)e[i].found;
+		kt_buf_free(&vs.fields[i]);
+	}
+	free(vs.fields);
+	return found;
 }

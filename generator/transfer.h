@@ -14,6 +14,13 @@
  * From the closest KT_TRANSFER_RECORDS records, the chosen configuration, then each one's next
  * fastest fully timed ones, in turn, up to KT_TRANSFER_SEEDS configurations, each feasible at the
  * problem's shape.
+ *
+ * The problem itself tuned from another version of the template (every key field the same but
+ * the template's own: kt_key_same_problem) can no longer be hit, but what it chose is still the
+ * best guess there is (usually of an earlier version: a template edited, its records not yet
+ * tuned again): it seeds the search (its chosen configuration, read as the template reads
+ * it now: kt_record_config_adapt) at KT_TRANSFER_OTHER_VERSION, and where the shape cannot be
+ * tuned (no GPU, tuning off) it stands in for the template's defaults (kt_transfer_other_version).
  */
 #ifndef KT_TRANSFER_H
 #define KT_TRANSFER_H
@@ -26,6 +33,7 @@
 
 enum { KT_TRANSFER_RECORDS = 4, KT_TRANSFER_PER_RECORD = 3, KT_TRANSFER_SEEDS = 8 };
 #define KT_TRANSFER_OTHER_GPU 2.0 /* the distance another GPU adds (as much as two doublings of a dimension) */
+#define KT_TRANSFER_OTHER_VERSION 0.5 /* the distance of the problem tuned from another version of the template */
 
 /* One source of seeds: a record's evaluations (in the problem template's indices), best first. */
 typedef struct kt_seed_source {
@@ -34,6 +42,7 @@ typedef struct kt_seed_source {
 	char shape[128];
 	uint16_t *cfgs;  /* n configurations */
 	size_t n;
+	int version;     /* the problem itself, tuned from another version of the template */
 } kt_seed_source;
 
 /* The seeds of problem p from the records in the directories dirs[0..ndirs) (the user and the
@@ -43,6 +52,22 @@ typedef struct kt_seed_source {
  * (distance 2.0)"), when why is not NULL.  A record that cannot be read is skipped. */
 void kt_transfer_seeds(const kt_problem *p, const char *const *dirs, int ndirs, uint16_t **seeds, size_t *n,
 		       kt_buf *why);
+
+/* A shape that missed (p, in) and what another version of its template chose there (out). */
+typedef struct kt_other_version {
+	const kt_problem *p;
+	uint16_t *cfg;         /* room for p->tmpl->nparams value indices; set when found */
+	int found;
+	char key[KT_KEY_HEX];  /* the record's key and date, when found */
+	char date[32];
+} kt_other_version;
+
+/* For each of the n problems e[i].p, the configuration of the latest record in dirs[0..ndirs)
+ * (NULL entries skipped; latest by date, then by key, as `kt cache promote` orders them) of the
+ * same problem tuned from another version of its template, among those whose configuration the
+ * template can still take (kt_record_config_adapt) and which is feasible at the shape.  One pass
+ * over the directories serves all n.  Returns how many were found. */
+size_t kt_transfer_other_version(kt_other_version *e, size_t n, const char *const *dirs, int ndirs);
 
 /* The same from sources already read (tests, the recorded-space benchmark): ranks them by
  * distance and interleaves their configurations into seeds (room for KT_TRANSFER_SEEDS). */

@@ -13,6 +13,8 @@ against temporary cache directories and real HTTP servers on 127.0.0.1:
   sigkill          a writer killed between write and rename leaves no visible record
   ci_flow          a committed record for "NVIDIA H200" makes --gpu ... --require-hit succeed
   tools            kt cache stats/ls/show/explain/verify/gc/promote
+  promote_replaces a record of the template's new version replaces the old one's in cache/
+  other_version    a miss not tuned takes the choice of the template's other version, else the defaults
 
 usage: cache_tests.py --kt KT --driver DRIVER [--nginx NGINX] CASE
 Exit status 77 means the case was skipped (it says why); ctest maps it to "skipped".
@@ -88,8 +90,8 @@ class Env:
         argv = [self.driver, verb, template, shape] + ([config] if config else [])
         return self.run(argv, env=env, check=check)
 
-    def generate(self, out, shapes=SHAPES, extra=(), env=None, check=0, timeout=60):
-        argv = [self.kt, "generate", "--template", TEMPLATE, "--name", "scale", "--out", out,
+    def generate(self, out, shapes=SHAPES, extra=(), env=None, check=0, timeout=60, template=TEMPLATE):
+        argv = [self.kt, "generate", "--template", template, "--name", "scale", "--out", out,
                 "--nvcc", self.nvcc, "--arch", "90", "--flags", "-O3"]
         for s in shapes:
             argv += ["--shape", s]
@@ -601,6 +603,71 @@ def case_promote_replaces(w):
     check({os.path.basename(f)[:-5] for f in record_files(w.project)} == {new, other}, "the newer record went:\n" + p.stdout)
     check("%s  scale n=4096 NVIDIA H200: not promoted: %s holds a newer record of it (%s)" % (old, w.project, new) in p.stdout,
           "no word on the older record left out:\n" + p.stdout)
+
+
+def edited(w, name, change):
+    """A copy of the scale template (and its header) in <root>/<name>/, its text passed through change."""
+    d = os.path.join(w.root, name)
+    os.makedirs(d)
+    shutil.copy(os.path.join(HERE, "scale_helper.cuh"), d)
+    path = os.path.join(d, "scale.cu.tmpl")
+    with open(TEMPLATE) as f, open(path, "w") as g:
+        g.write(change(f.read()))
+    return path
+
+
+def record_path(tier, key):
+    return os.path.join(tier, "v1", key[:2], key + ".json")
+
+
+def case_other_version(w):
+    # v1 tuned at two shapes and committed; then the template is edited and nothing tuned again.
+    k4096 = w.drive("store", "n=4096", "BLOCK=256,VEC=2,LOOP=flat").stdout.split()[1]
+    k8192 = w.drive("store", "n=8192", "BLOCK=64,VEC=4,LOOP=strided").stdout.split()[1]
+    w.run([w.kt, "cache", "promote", "--to", w.project], check=0)
+    shutil.rmtree(w.user)
+    v2 = edited(w, "v2", lambda t: t + "// edited\n")
+    shapes = ["n=4096", "n=8192", "n=512"]
+    ci = ["--gpu", "NVIDIA H200", "--read-only", "--project-cache", w.project]
+    d = os.path.join(w.root, "gen-v2")
+    p = w.generate(d, shapes=shapes, extra=ci, template=v2)
+    want = {"n=4096": ("BLOCK=256,VEC=2,LOOP=flat", "other-version"),
+            "n=8192": ("BLOCK=64,VEC=4,LOOP=strided", "other-version"), "n=512": ("BLOCK=128,VEC=1,LOOP=flat", "default")}
+    check(manifest(d) == want, "v2: %s" % manifest(d))
+    check("the template has changed since 2 of its 3 shapes were tuned" in p.stderr, "no word on the stand-ins:\n" + p.stderr)
+    check("no cached configuration for 1 of 3 shapes: the template defaults there" in p.stderr,
+          "no word on the defaults:\n" + p.stderr)
+    # They are no hits: --require-hit still fails on all three, naming each.
+    p = w.generate(os.path.join(w.root, "gen-v2-ci"), shapes=shapes, extra=ci + ["--require-hit"], template=v2, check=1)
+    check(all(s in p.stderr for s in shapes) and "other-version" not in p.stderr, "--require-hit:\n" + p.stderr)
+    # v3 drops BLOCK=256 and declares a new parameter: v1's n=4096 cannot stand in any more, n=8192's
+    # takes the new parameter's default.
+    v3 = edited(w, "v3", lambda t: t.replace("BLOCK in 64, 128, 256, 512", "BLOCK in 64, 128, 512").replace(
+        "// @kt require", "// @kt param     UNROLL in 1, 2 default 2\n// @kt require"))
+    d = os.path.join(w.root, "gen-v3")
+    w.generate(d, shapes=shapes, extra=ci, template=v3)
+    want = {"n=4096": ("BLOCK=128,VEC=1,LOOP=flat,UNROLL=2", "default"),
+            "n=8192": ("BLOCK=64,VEC=4,LOOP=strided,UNROLL=2", "other-version"),
+            "n=512": ("BLOCK=128,VEC=1,LOOP=flat,UNROLL=2", "default")}
+    check(manifest(d) == want, "v3: %s" % manifest(d))
+    # v2 tuned at both shapes in the user cache: of v1 and v2, the later record stands in.
+    k4096_v2 = w.drive("store", "n=4096", "BLOCK=512,VEC=1,LOOP=strided", template=v2).stdout.split()[1]
+    k8192_v2 = w.drive("store", "n=8192", "BLOCK=128,VEC=2,LOOP=flat", template=v2).stdout.split()[1]
+    set_date(record_path(w.project, k8192), "2026-01-01T00:00:00Z")
+    w.generate(d, shapes=shapes, extra=ci, template=v3)
+    got = manifest(d)
+    check(got["n=4096"] == ("BLOCK=512,VEC=1,LOOP=strided,UNROLL=2", "other-version") and
+          got["n=8192"] == ("BLOCK=128,VEC=2,LOOP=flat,UNROLL=2", "other-version"), "v3 after v2: %s" % got)
+    set_date(record_path(w.user, k8192_v2), "2025-01-01T00:00:00Z")
+    w.generate(d, shapes=shapes, extra=ci, template=v3)
+    check(manifest(d)["n=8192"] == ("BLOCK=64,VEC=4,LOOP=strided,UNROLL=2", "other-version"),
+          "the earlier record stood in: %s" % manifest(d))
+    # Another GPU's record of v1 is not the problem: the defaults, for the H100 table.
+    check(k4096 and k4096_v2, "no keys")
+    d = os.path.join(w.root, "gen-h100")
+    p = w.generate(d, shapes=["n=4096"], extra=["--gpu", "NVIDIA H100 80GB HBM3", "--read-only", "--project-cache",
+                                                w.project], template=v2, check=0)
+    check(manifest(d)["n=4096"][1] == "default", "another GPU's record stood in: %s\n%s" % (manifest(d), p.stderr))
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

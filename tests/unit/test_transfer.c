@@ -1,10 +1,13 @@
 /* test_transfer.c - warm start: seeds from the records of the same template in real cache
  * directories (closest first, chosen before runner-ups, other templates and unreadable files
  * skipped, infeasible configurations never seeded, the sources named) and the ranking and
- * interleaving of kt_transfer_pick on hand-made sources. */
+ * interleaving of kt_transfer_pick on hand-made sources; the problem tuned from other versions of
+ * the template, as a seed and as the stand-in for a shape that is not tuned. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "cache.h"
 #include "check.h"
@@ -112,6 +115,40 @@ static void seeds_of(const char *const *dirs, int ndirs, int64_t rows, int64_t h
 	free(seeds);
 }
 
+/* Replaces every from in b with to. */
+static void replace_all(kt_buf *b, const char *from, const char *to)
+{
+	kt_buf out = {0};
+	const char *p = kt_buf_str(b), *q;
+	while ((q = strstr(p, from))) {
+		kt_buf_add(&out, p, (size_t)(q - p));
+		kt_buf_puts(&out, to);
+		p = q + strlen(from);
+	}
+	kt_buf_puts(&out, p);
+	kt_buf_free(b);
+	*b = out;
+}
+
+/* The template text with from replaced by to, then from2 by to2 (unless NULL), parsed (the caller
+ * frees it). */
+static kt_tmpl *version_of(const char *from, const char *to, const char *from2, const char *to2)
+{
+	kt_buf src = {0}, diags = {0};
+	kt_err err = {0};
+	kt_buf_puts(&src, text);
+	replace_all(&src, from, to);
+	if (from2)
+		replace_all(&src, from2, to2);
+	kt_tmpl *v = kt_tmpl_parse_text("scale.cu.tmpl", src.data, src.len, NULL, &diags, &err);
+	if (!v)
+		fprintf(stderr, "%s%s\n", kt_buf_str(&diags), err.msg);
+	CHECK(v != NULL);
+	kt_buf_free(&src);
+	kt_buf_free(&diags);
+	return v;
+}
+
 /* The problem: H200 at rows=4, hidden=1536, where BLOCK=256,VEC=4 (1024) does not divide hidden. */
 static void test_seeds(const char *tmp)
 {
@@ -126,13 +163,12 @@ static void test_seeds(const char *tmp)
 	CHECK_STR(kt_buf_str(&got), "");
 	CHECK_STR(kt_buf_str(&why), "");
 
-	/* Another template (one more comment line: other source bytes, other key fields) at the very
-	 * problem: it would come first if it counted. */
+	/* Another kernel (its name a key field) at the very shape: it would come first if it counted. */
 	kt_buf other_src = {0}, diags = {0};
 	kt_err err = {0};
-	kt_buf_puts(&other_src, "// another kernel of the same name\n");
 	kt_buf_puts(&other_src, text);
-	kt_tmpl *other = kt_tmpl_parse_text("scale.cu.tmpl", other_src.data, other_src.len, NULL, &diags, &err);
+	replace_all(&other_src, "scale", "scale2");
+	kt_tmpl *other = kt_tmpl_parse_text("scale2.cu.tmpl", other_src.data, other_src.len, NULL, &diags, &err);
 	CHECK(other != NULL);
 	kt_cache *u = open_dir(user);
 	if (other)
@@ -212,6 +248,113 @@ static void test_seeds(const char *tmp)
 	kt_tmpl_free(other);
 	kt_buf_free(&other_src);
 	kt_buf_free(&diags);
+	kt_buf_free(&got);
+	kt_buf_free(&why);
+}
+
+/* Rewrites the date of the record key in cache directory dir (not a key field: it stays whole). */
+static void set_date(const char *dir, const char *key, const char *date)
+{
+	char path[600];
+	snprintf(path, sizeof path, "%s/v%d/%.2s/%s.json", dir, KT_KEY_FORMAT, key, key);
+	kt_buf doc_text = {0};
+	kt_err err = {0};
+	CHECK_INT(kt_read_file(path, &doc_text, &err), 0);
+	cJSON *doc = cJSON_Parse(kt_buf_str(&doc_text));
+	CHECK(doc != NULL && cJSON_ReplaceItemInObject(doc, "date", cJSON_CreateString(date)));
+	char *out = cJSON_Print(doc);
+	CHECK_INT(kt_write_atomic(path, out, strlen(out), &err), 0);
+	free(out);
+	cJSON_Delete(doc);
+	kt_buf_free(&doc_text);
+}
+
+/* The problem tuned from other versions of the template (other source bytes, the same problem):
+ * its chosen configuration seeds the search at distance 0.5, read as the template reads it now;
+ * and where the shape cannot be tuned, the latest such record that the template can still take
+ * stands in (kt_transfer_other_version). */
+static void test_other_version(const char *tmp)
+{
+	char dir[400];
+	snprintf(dir, sizeof dir, "%s/versions", tmp);
+	const char *const dirs[1] = {dir};
+	/* v1: a comment more.  v2: VEC not declared yet (its record takes VEC's default, 2).  v3: a
+	 * parameter this template does not declare (its record cannot stand in). */
+	kt_tmpl *v1 = version_of("// @kt kernel", "// an earlier version\n// @kt kernel", NULL, NULL);
+	kt_tmpl *v2 = version_of("// @kt param     VEC in 1, 2, 4 default 2\n", "", "BLOCK * VEC", "BLOCK * 2");
+	kt_tmpl *v3 = version_of("// @kt param     VEC", "// @kt param     EXTRA in 0, 1 default 0\n// @kt param     VEC",
+				 NULL, NULL);
+	if (!v1 || !v2 || !v3)
+		return;
+	kt_cache *c = open_dir(dir);
+	put(c, v1, &h200, &tc13, 4, 1536,
+	    (const ev[]){{"BLOCK=32,VEC=2", KT_OK, 1.0, 0}, {"BLOCK=64,VEC=2", KT_OK, 1.1, 0}, {NULL, 0, 0, 0}});
+	/* not the problem: another GPU */
+	put(c, v1, &h100, &tc13, 4, 2048, (const ev[]){{"BLOCK=64,VEC=2", KT_OK, 1.0, 0}, {NULL, 0, 0, 0}});
+	put(c, v3, &h200, &tc13, 4, 3072, (const ev[]){{"BLOCK=64,VEC=2,EXTRA=1", KT_OK, 1.0, 0}, {NULL, 0, 0, 0}});
+	put(c, v2, &h200, &tc13, 4, 3072, (const ev[]){{"BLOCK=256", KT_OK, 1.0, 0}, {NULL, 0, 0, 0}});
+	put(c, v3, &h200, &tc13, 4, 512, (const ev[]){{"BLOCK=128,VEC=4,EXTRA=1", KT_OK, 1.0, 0}, {NULL, 0, 0, 0}});
+	close_dir(c);
+
+	/* Seeds: v1's chosen one only (its runner-up is not taken); the H100's is another problem, and
+	 * another version's at another shape seeds nothing. */
+	kt_buf got = {0}, why = {0};
+	seeds_of(dirs, 1, 4, 1536, &got, &why);
+	CHECK_STR(kt_buf_str(&got), "BLOCK=32,VEC=2");
+	CHECK_STR(kt_buf_str(&why), "NVIDIA H200 rows=4,hidden=1536 (distance 0.5, another version of the template)");
+	/* At 3072 v3's record cannot be read as this template's; v2's can, with VEC's default. */
+	kt_buf_reset(&got);
+	kt_buf_reset(&why);
+	seeds_of(dirs, 1, 4, 3072, &got, &why);
+	CHECK_STR(kt_buf_str(&got), "BLOCK=256,VEC=2");
+
+	/* Stand-ins: 1536 (v1), 3072 (v2; v3's, later or earlier, does not count), 512 (only v3's),
+	 * 2048 (only the H100's). */
+	int64_t shapes[4][2] = {{4, 1536}, {4, 3072}, {4, 512}, {4, 2048}};
+	kt_target target;
+	kt_target_from_id(&h200, &target);
+	kt_problem p[4];
+	uint16_t cfg[4][2] = {{0}};
+	kt_other_version e[4];
+	for (int i = 0; i < 4; i++) {
+		p[i] = (kt_problem){.tmpl = t, .shape = shapes[i], .target = &target, .tc = &tc13};
+		e[i] = (kt_other_version){.p = &p[i], .cfg = cfg[i], .found = 7};
+	}
+	CHECK_INT((int)kt_transfer_other_version(e, 4, dirs, 1), 2);
+	CHECK(e[0].found && e[1].found && !e[2].found && !e[3].found);
+	kt_buf_reset(&got);
+	kt_tmpl_format_config(t, cfg[0], &got);
+	kt_buf_putc(&got, ' ');
+	kt_tmpl_format_config(t, cfg[1], &got);
+	CHECK_STR(kt_buf_str(&got), "BLOCK=32,VEC=2 BLOCK=256,VEC=2");
+	CHECK(kt_key_is_hex(e[0].key) && strlen(e[0].date) == 20);
+
+	/* Of two versions at one problem the later stands in: by date, then by key. */
+	c = open_dir(dir);
+	put(c, v3, &h200, &tc13, 4, 1536, (const ev[]){{"BLOCK=128,VEC=1,EXTRA=0", KT_OK, 1.0, 0}, {NULL, 0, 0, 0}});
+	put(c, v2, &h200, &tc13, 4, 1536, (const ev[]){{"BLOCK=128", KT_OK, 1.0, 0}, {NULL, 0, 0, 0}});
+	close_dir(c);
+	char v1key[KT_KEY_HEX], v2key[KT_KEY_HEX];
+	snprintf(v1key, sizeof v1key, "%s", e[0].key);
+	set_date(dir, v1key, "2026-01-01T00:00:00Z");
+	CHECK_INT((int)kt_transfer_other_version(e, 1, dirs, 1), 1);
+	snprintf(v2key, sizeof v2key, "%s", e[0].key);
+	CHECK(strcmp(v2key, v1key) != 0);
+	kt_buf_reset(&got);
+	kt_tmpl_format_config(t, cfg[0], &got);
+	CHECK_STR(kt_buf_str(&got), "BLOCK=128,VEC=2");
+	set_date(dir, v2key, "2025-01-01T00:00:00Z");
+	CHECK_INT((int)kt_transfer_other_version(e, 1, dirs, 1), 1);
+	CHECK_STR(e[0].key, v1key);
+	CHECK_STR(e[0].date, "2026-01-01T00:00:00Z");
+	/* In one second, the larger key. */
+	set_date(dir, v2key, "2026-01-01T00:00:00Z");
+	CHECK_INT((int)kt_transfer_other_version(e, 1, dirs, 1), 1);
+	CHECK_STR(e[0].key, strcmp(v1key, v2key) > 0 ? v1key : v2key);
+
+	kt_tmpl_free(v1);
+	kt_tmpl_free(v2);
+	kt_tmpl_free(v3);
 	kt_buf_free(&got);
 	kt_buf_free(&why);
 }
@@ -305,6 +448,7 @@ int main(void)
 		return 1;
 	}
 	test_seeds(tmp);
+	test_other_version(tmp);
 	test_pick();
 	kt_tmpl_free(t);
 	kt_buf_free(&diags);

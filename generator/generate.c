@@ -498,30 +498,41 @@ static int tune_misses(run *rn, kt_err *err)
 	kt_progress *pr = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *pr);
 	kt_buf *labels = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *labels);
 	uint16_t **seeds = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *seeds);
+	kt_problem *probs = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *probs);
+	size_t *nseeds = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *nseeds);
+	kt_buf *why = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *why);
 	size_t n = 0;
 	for (int j = 0; j < rn->n; j++) {
 		gen *g = &rn->g[j];
 		if (!g->cache || !g->local)
 			continue;
 		const char *dirs[2] = {kt_cache_dir(g->cache, KT_TIER_USER), kt_cache_dir(g->cache, KT_TIER_PROJECT)};
+		size_t first = n;
 		for (int i = 0; i < g->n; i++) {
 			if (g->decided[i])
 				continue;
 			kt_buf_printf(&labels[n], "%s ", g->k->name);
 			kt_tmpl_format_shape(g->t, shape_at(g, i), &labels[n]);
 			kt_progress_init(&pr[n], o->quiet ? NULL : stderr, kt_buf_str(&labels[n]));
-			tasks[n] = (kt_rounds_task){.p = problem_at(g, i), .label = kt_buf_str(&labels[n]), .progress = &pr[n]};
-			kt_buf why = {0};
-			kt_transfer_seeds(&tasks[n].p, dirs, 2, &seeds[n], &tasks[n].nseeds, &why);
-			tasks[n].seeds = seeds[n];
-			if (tasks[n].nseeds)
-				note(o, "kt: %s: warm start from %zu configuration%s of %s", kt_buf_str(&labels[n]), tasks[n].nseeds,
-				     tasks[n].nseeds == 1 ? "" : "s", kt_buf_str(&why));
-			kt_buf_free(&why);
+			probs[n] = problem_at(g, i);
+			tasks[n] = (kt_rounds_task){.p = probs[n], .label = kt_buf_str(&labels[n]), .progress = &pr[n]};
 			tg[n] = j;
 			ts[n++] = i;
 		}
+		/* The table's misses seeded from one pass over its caches' records. */
+		kt_transfer_seeds_all(probs + first, n - first, dirs, 2, seeds + first, nseeds + first, why + first);
+		for (size_t m = first; m < n; m++) {
+			tasks[m].seeds = seeds[m];
+			tasks[m].nseeds = nseeds[m];
+			if (nseeds[m])
+				note(o, "kt: %s: warm start from %zu configuration%s of %s", kt_buf_str(&labels[m]), nseeds[m],
+				     nseeds[m] == 1 ? "" : "s", kt_buf_str(&why[m]));
+			kt_buf_free(&why[m]);
+		}
 	}
+	free(probs);
+	free(nseeds);
+	free(why);
 	kt_progress batch;
 	kt_buf blabel = {0};
 	kt_buf_printf(&blabel, "%s", n == 1 ? kt_buf_str(&labels[0]) : "");

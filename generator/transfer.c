@@ -12,12 +12,19 @@
 #include "record.h"
 #include "space.h"
 
-typedef struct scan {
+/* One problem's sources, as the scan finds them. */
+typedef struct sources {
 	const kt_problem *p;
-	const char *prefix;       /* the problem's key fields; the template's own are the first prefixlen bytes */
-	size_t prefixlen;
+	kt_buf fields;    /* its key fields; the template's own are the first prefixlen bytes */
+	size_t prefixlen; /* 0: it has no key (a local header cannot be read): no record is of it */
 	kt_seed_source *src;
 	size_t n, cap;
+} sources;
+
+/* One pass over the records for n problems. */
+typedef struct scan {
+	sources *pr;
+	size_t n;
 } scan;
 
 /* The distance of a record's shape and GPU from the problem's. */
@@ -69,7 +76,7 @@ static int read_record(const char *path, kt_record *rec)
 	return rc;
 }
 
-static kt_seed_source *add_source(scan *sc, const kt_record *rec, double d)
+static kt_seed_source *add_source(sources *sc, const kt_record *rec, double d)
 {
 	if (sc->n == sc->cap) {
 		sc->cap = sc->cap ? 2 * sc->cap : 16;
@@ -83,32 +90,48 @@ static kt_seed_source *add_source(scan *sc, const kt_record *rec, double d)
 	return s;
 }
 
+/* A record, read once, becomes a source of every problem it is of: of the same template (its
+ * evaluations read once for each template among the problems), or the problem itself tuned from
+ * another version of the template. */
 static int visit(void *ctx, const char *path, const char *key)
 {
 	scan *sc = ctx;
-	kt_err e = {0};
 	kt_record rec;
 	(void)key;
 	if (read_record(path, &rec) != 0)
 		return 0;
 	const char *f = kt_buf_str(&rec.fields);
+	const kt_tmpl *rt = NULL; /* the template r was read for */
+	kt_tune_result r = {0};
 	int64_t shape[KT_MAX_SLOTS];
-	int same = !strncmp(f, sc->prefix, sc->prefixlen) && !strncmp(f + sc->prefixlen, "shape=", 6);
-	if (same && rec.shape && kt_tmpl_parse_shape(sc->p->tmpl, rec.shape, shape, &e) == 0) {
-		kt_tune_result r;
-		kt_record_result(&rec, sc->p->tmpl, &r);
-		take_configs(sc->p, &r, add_source(sc, &rec, distance(sc->p, shape, &rec.gpu)));
-		kt_tune_result_free(&r);
-	} else if (!same && kt_key_same_problem(f, sc->prefix)) {
-		uint16_t *cfg = kt_xcalloc((size_t)sc->p->tmpl->nparams + 1, sizeof *cfg);
-		if (kt_record_config_adapt(cJSON_GetObjectItemCaseSensitive(rec.doc, "config"), sc->p->tmpl, cfg, NULL) == 0) {
-			kt_seed_source *s = add_source(sc, &rec, KT_TRANSFER_OTHER_VERSION);
-			s->cfgs = cfg;
-			s->n = 1;
-			s->version = 1;
-		} else
-			free(cfg);
+	for (size_t k = 0; k < sc->n; k++) {
+		sources *pr = &sc->pr[k];
+		const kt_tmpl *t = pr->p->tmpl;
+		kt_err e = {0};
+		if (!pr->prefixlen)
+			continue;
+		int same = !strncmp(f, pr->fields.data, pr->prefixlen) && !strncmp(f + pr->prefixlen, "shape=", 6);
+		if (same && rec.shape && kt_tmpl_parse_shape(t, rec.shape, shape, &e) == 0) {
+			if (rt != t) {
+				if (rt)
+					kt_tune_result_free(&r);
+				kt_record_result(&rec, t, &r);
+				rt = t;
+			}
+			take_configs(pr->p, &r, add_source(pr, &rec, distance(pr->p, shape, &rec.gpu)));
+		} else if (!same && kt_key_same_problem(f, pr->fields.data)) {
+			uint16_t *cfg = kt_xcalloc((size_t)t->nparams + 1, sizeof *cfg);
+			if (kt_record_config_adapt(cJSON_GetObjectItemCaseSensitive(rec.doc, "config"), t, cfg, NULL) == 0) {
+				kt_seed_source *src = add_source(pr, &rec, KT_TRANSFER_OTHER_VERSION);
+				src->cfgs = cfg;
+				src->n = 1;
+				src->version = 1;
+			} else
+				free(cfg);
+		}
 	}
+	if (rt)
+		kt_tune_result_free(&r);
 	kt_record_free(&rec);
 	return 0;
 }
@@ -140,31 +163,40 @@ size_t kt_transfer_pick(const kt_problem *p, kt_seed_source *src, size_t nsrc, u
 	return n;
 }
 
+void kt_transfer_seeds_all(const kt_problem *p, size_t n, const char *const *dirs, int ndirs, uint16_t **seeds,
+			   size_t *nseeds, kt_buf *why)
+{
+	scan sc = {.pr = kt_xcalloc(n + 1, sizeof *sc.pr), .n = n};
+	kt_err e = {0};
+	for (size_t k = 0; k < n; k++) {
+		sources *pr = &sc.pr[k];
+		pr->p = &p[k];
+		const char *shape = kt_key_fields(&p[k], &pr->fields, &e) == 0 ? strstr(kt_buf_str(&pr->fields), "\nshape=") : NULL;
+		pr->prefixlen = shape ? (size_t)(shape - pr->fields.data) + 1 : 0;
+	}
+	for (int i = 0; n && i < ndirs; i++)
+		if (dirs[i])
+			kt_cache_each(dirs[i], visit, &sc);
+	for (size_t k = 0; k < n; k++) {
+		sources *pr = &sc.pr[k];
+		size_t np = (size_t)(p[k].tmpl->nparams ? p[k].tmpl->nparams : 1);
+		seeds[k] = kt_xcalloc((KT_TRANSFER_SEEDS + 1) * np, sizeof **seeds);
+		nseeds[k] = kt_transfer_pick(&p[k], pr->src, pr->n, seeds[k]);
+		for (size_t s = 0; why && nseeds[k] && s < pr->n && s < KT_TRANSFER_RECORDS; s++)
+			kt_buf_printf(&why[k], "%s%s %s (distance %.1f%s)", s ? "; " : "", pr->src[s].gpu, pr->src[s].shape,
+				      pr->src[s].distance, pr->src[s].version ? ", another version of the template" : "");
+		for (size_t s = 0; s < pr->n; s++)
+			free(pr->src[s].cfgs);
+		free(pr->src);
+		kt_buf_free(&pr->fields);
+	}
+	free(sc.pr);
+}
+
 void kt_transfer_seeds(const kt_problem *p, const char *const *dirs, int ndirs, uint16_t **seeds, size_t *n,
 		       kt_buf *why)
 {
-	size_t np = (size_t)(p->tmpl->nparams ? p->tmpl->nparams : 1);
-	*seeds = kt_xcalloc((KT_TRANSFER_SEEDS + 1) * np, sizeof **seeds);
-	*n = 0;
-	kt_buf fields = {0};
-	kt_err e = {0};
-	if (kt_key_fields(p, &fields, &e) != 0) {
-		kt_buf_free(&fields);
-		return;
-	}
-	const char *shape = strstr(kt_buf_str(&fields), "\nshape=");
-	scan sc = {.p = p, .prefix = kt_buf_str(&fields), .prefixlen = shape ? (size_t)(shape - fields.data) + 1 : 0};
-	for (int i = 0; shape && i < ndirs; i++)
-		if (dirs[i])
-			kt_cache_each(dirs[i], visit, &sc);
-	*n = kt_transfer_pick(p, sc.src, sc.n, *seeds);
-	for (size_t s = 0; why && *n && s < sc.n && s < KT_TRANSFER_RECORDS; s++)
-		kt_buf_printf(why, "%s%s %s (distance %.1f%s)", s ? "; " : "", sc.src[s].gpu, sc.src[s].shape,
-			      sc.src[s].distance, sc.src[s].version ? ", another version of the template" : "");
-	for (size_t s = 0; s < sc.n; s++)
-		free(sc.src[s].cfgs);
-	free(sc.src);
-	kt_buf_free(&fields);
+	kt_transfer_seeds_all(p, 1, dirs, ndirs, seeds, n, why);
 }
 
 /* ---- the problem tuned from another version of its template ---- */

@@ -69,6 +69,13 @@ typedef struct kt_other_version {
  * over the directories serves all n.  Returns how many were found. */
 size_t kt_transfer_other_version(kt_other_version *e, size_t n, const char *const *dirs, int ndirs);
 
+/* The seeds of each of the n problems p[k] into seeds[k] and nseeds[k] (and why[k], when why is
+ * not NULL), as kt_transfer_seeds gives them, from one pass over the directories: a record is
+ * read once however many problems it seeds (a project's records of a large template can hold
+ * thousands of evaluations each). */
+void kt_transfer_seeds_all(const kt_problem *p, size_t n, const char *const *dirs, int ndirs, uint16_t **seeds,
+			   size_t *nseeds, kt_buf *why);
+
 /* The same from sources already read (tests, the recorded-space benchmark): ranks them by
  * distance and interleaves their configurations into seeds (room for KT_TRANSFER_SEEDS). */
 size_t kt_transfer_pick(const kt_problem *p, kt_seed_source *src, size_t nsrc, uint16_t *seeds);

@@ -245,6 +245,31 @@ static void test_seeds(const char *tmp)
 	const char *closest = "NVIDIA H200 rows=4,hidden=2048 (distance 1.0); NVIDIA H200 rows=8,hidden=4096 (distance 1.0); ";
 	CHECK(strncmp(kt_buf_str(&why), closest, strlen(closest)) == 0);
 
+	/* Several problems from one pass: each gets what it gets alone. */
+	int64_t shapes[3][2] = {{4, 1536}, {4, 4096}, {8, 4096}};
+	kt_target target;
+	kt_target_from_id(&h200, &target);
+	kt_problem ps[3];
+	uint16_t *all[3];
+	size_t nall[3];
+	kt_buf whys[3] = {{0}};
+	for (int k = 0; k < 3; k++)
+		ps[k] = (kt_problem){.tmpl = t, .shape = shapes[k], .target = &target, .tc = &tc13};
+	kt_transfer_seeds_all(ps, 3, dirs, 3, all, nall, whys);
+	for (int k = 0; k < 3; k++) {
+		kt_buf one = {0}, onewhy = {0}, many = {0};
+		seeds_of(dirs, 3, shapes[k][0], shapes[k][1], &one, &onewhy);
+		format_seeds(all[k], nall[k], &many);
+		CHECK(nall[k] > 0);
+		CHECK_STR(kt_buf_str(&many), kt_buf_str(&one));
+		CHECK_STR(kt_buf_str(&whys[k]), kt_buf_str(&onewhy));
+		free(all[k]);
+		kt_buf_free(&whys[k]);
+		kt_buf_free(&one);
+		kt_buf_free(&onewhy);
+		kt_buf_free(&many);
+	}
+
 	kt_tmpl_free(other);
 	kt_buf_free(&other_src);
 	kt_buf_free(&diags);

@@ -600,29 +600,38 @@ static int tune_misses(run *rn, kt_err *err)
 
 /* ---- farming the misses out (farm.h) ---------------------------------------------------------- */
 
-/* Until the farm's record comes: the configuration of the closest record of shape i's template
- * (the first seed of the warm start), else the template's default (default_rest). */
-static void farm_meanwhile(gen *g, int i, const char *shape)
+/* Until the farm's records come: for each of table g's misses at[0..n) (shapes[] their labels),
+ * the configuration of the closest record of its template (the first seed of the warm start),
+ * else the template's default (default_rest). */
+static void farm_meanwhile(gen *g, const int *at, const kt_buf *shapes, size_t n)
 {
 	const char *dirs[2] = {g->k->cache_dir, g->k->project_cache};
-	kt_problem p = problem_at(g, i);
-	uint16_t *seeds;
-	size_t n;
-	kt_buf why = {0};
-	kt_transfer_seeds(&p, dirs, 2, &seeds, &n, &why);
-	size_t first = strcspn(kt_buf_str(&why), ";"); /* the record of the first seed: the closest one */
-	if (first < why.len)
-		why.data[first] = 0;
-	if (n) {
-		memcpy(cfg_at(g->cfgs, g, i), seeds, (size_t)g->t->nparams * sizeof *seeds);
-		g->origin[i] = "transfer";
-		g->decided[i] = 1;
+	kt_problem *p = kt_xcalloc(n + 1, sizeof *p);
+	uint16_t **seeds = kt_xcalloc(n + 1, sizeof *seeds);
+	size_t *ns = kt_xcalloc(n + 1, sizeof *ns);
+	kt_buf *why = kt_xcalloc(n + 1, sizeof *why);
+	for (size_t x = 0; x < n; x++)
+		p[x] = problem_at(g, at[x]);
+	kt_transfer_seeds_all(p, n, dirs, 2, seeds, ns, why);
+	for (size_t x = 0; x < n; x++) {
+		size_t first = strcspn(kt_buf_str(&why[x]), ";"); /* the record of the first seed: the closest one */
+		if (first < why[x].len)
+			why[x].data[first] = 0;
+		if (ns[x]) {
+			memcpy(cfg_at(g->cfgs, g, at[x]), seeds[x], (size_t)g->t->nparams * sizeof *seeds[x]);
+			g->origin[at[x]] = "transfer";
+			g->decided[at[x]] = 1;
+		}
+		note(g->o, "kt: %s %s: meanwhile %s%s", g->k->name, kt_buf_str(&shapes[x]),
+		     ns[x] ? "the configuration of the closest record: " : "the template defaults", kt_buf_str(&why[x]));
+		free(seeds[x]);
+		kt_buf_free(&why[x]);
 	}
-	note(g->o, "kt: %s %s: meanwhile %s%s", g->k->name, shape,
-	     n ? "the configuration of the closest record: " : "the template defaults", kt_buf_str(&why));
 	g->noted_default = 1;
+	free(p);
 	free(seeds);
-	kt_buf_free(&why);
+	free(ns);
+	free(why);
 }
 
 /* Writes every miss of every kernel to the farm's list and submits it (kt_farm_misses); a farm
@@ -663,10 +672,13 @@ static void farm_misses(run *rn)
 		note(o, "kt: %s", msg.data);
 	else if (n)
 		note(o, "kt: warning: KT_FARM: %zu miss%s could not be farmed out: %s", n, n == 1 ? "" : "es", e.msg);
-	for (size_t x = 0; x < n; x++) {
-		farm_meanwhile(mg[x], mi[x], kt_buf_str(&shapes[x]));
-		kt_buf_free(&shapes[x]);
+	for (size_t x = 0, y; x < n; x = y) { /* the misses of one table are next to each other */
+		for (y = x; y < n && mg[y] == mg[x]; y++)
+			;
+		farm_meanwhile(mg[x], mi + x, shapes + x, y - x);
 	}
+	for (size_t x = 0; x < n; x++)
+		kt_buf_free(&shapes[x]);
 	kt_buf_free(&msg);
 	free(shapes);
 	free(mg);

@@ -387,6 +387,21 @@ static int value_index(const kt_param *p, const cJSON *v)
 	return -1;
 }
 
+/* v as parameter p's value index into *slot; -1 with err when p does not declare it ("is <not>
+ * a declared value"). */
+static int take_value(const kt_param *p, const cJSON *v, const char *not, uint16_t *slot, kt_err *err)
+{
+	int j = value_index(p, v);
+	if (j < 0) {
+		char *txt = kt_json_text(v, 0);
+		kt_fail(err, "%s=%s is %s a declared value of %s", p->name, txt, not, p->name);
+		free(txt);
+		return -1;
+	}
+	*slot = (uint16_t)j;
+	return 0;
+}
+
 int kt_record_config_read(const cJSON *conf, const kt_tmpl *t, uint16_t *cfg, kt_err *err)
 {
 	for (int i = 0; i < t->nparams; i++) {
@@ -394,14 +409,8 @@ int kt_record_config_read(const cJSON *conf, const kt_tmpl *t, uint16_t *cfg, kt
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(conf, p->name);
 		if (!v)
 			return kt_fail(err, "the configuration has no value for %s", p->name);
-		int j = value_index(p, v);
-		if (j < 0) {
-			char *txt = kt_json_text(v, 0);
-			kt_fail(err, "%s=%s is not a declared value of %s", p->name, txt, p->name);
-			free(txt);
+		if (take_value(p, v, "not", &cfg[i], err) != 0)
 			return -1;
-		}
-		cfg[i] = (uint16_t)j;
 	}
 	if (cJSON_GetArraySize(conf) != t->nparams) {
 		const cJSON *it;
@@ -432,14 +441,8 @@ int kt_record_config_adapt(const cJSON *conf, const kt_tmpl *t, uint16_t *cfg, k
 			i++;
 		if (i == t->nparams)
 			return kt_fail(err, "it sets %s, which the template no longer declares", it->string);
-		int j = value_index(&t->params[i], it);
-		if (j < 0) {
-			char *txt = kt_json_text(it, 0);
-			kt_fail(err, "%s=%s is no longer a declared value of %s", it->string, txt, it->string);
-			free(txt);
+		if (take_value(&t->params[i], it, "no longer", &cfg[i], err) != 0)
 			return -1;
-		}
-		cfg[i] = (uint16_t)j;
 	}
 	return 0;
 }

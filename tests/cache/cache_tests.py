@@ -640,6 +640,16 @@ def case_other_version(w):
     # They are no hits: --require-hit still fails on all three, naming each.
     p = w.generate(os.path.join(w.root, "gen-v2-ci"), shapes=shapes, extra=ci + ["--require-hit"], template=v2, check=1)
     check(all(s in p.stderr for s in shapes) and "other-version" not in p.stderr, "--require-hit:\n" + p.stderr)
+    # A build for two GPUs (a wheel's tables): the H200's table holds the stand-ins; the H100, of
+    # which no record speaks, gets no table of its own.
+    d = os.path.join(w.root, "gen-two")
+    p = w.generate(d, shapes=shapes, extra=["--gpus", "NVIDIA H200;NVIDIA H100 80GB HBM3", "--read-only",
+                                            "--project-cache", w.project], template=v2, check=0)
+    with open(os.path.join(d, "kt_scale.json")) as f:
+        m = json.load(f)
+    got = sorted((s.get("gpu"), ",".join("%s=%s" % kv for kv in s["shape"].items()), s["origin"]) for s in m["shapes"])
+    check(got == [("NVIDIA H200", "n=4096", "other-version"), ("NVIDIA H200", "n=512", "default"),
+                  ("NVIDIA H200", "n=8192", "other-version")], "two GPUs: %s\n%s" % (got, p.stderr))
     # v3 drops BLOCK=256 and declares a new parameter: v1's n=4096 cannot stand in any more, n=8192's
     # takes the new parameter's default.
     v3 = edited(w, "v3", lambda t: t.replace("BLOCK in 64, 128, 256, 512", "BLOCK in 64, 128, 512").replace(

@@ -32,6 +32,7 @@
 #include "provenance.h"
 #include "remote.h"
 #include "rounds.h"
+#include "transfer.h"
 
 #define STALE_TEMP_SECONDS 3600 /* a temporary file older than this belongs to a dead writer */
 
@@ -353,6 +354,16 @@ static int explain_run(struct explain *x, kt_err *err)
 			kt_buf_free(&conf);
 		} else {
 			printf("lookup: miss\n");
+			const char *dirs[2] = {kt_cache_dir(cache, KT_TIER_USER), kt_cache_dir(cache, KT_TIER_PROJECT)};
+			kt_other_version o = {.p = &p, .cfg = cfg};
+			if (kt_transfer_other_version(&o, 1, dirs, 2)) {
+				kt_buf conf = {0};
+				kt_tmpl_format_config(t, cfg, &conf);
+				printf("lookup: where the shape is not tuned, the record %s (%s) of another version of the "
+				       "template stands in: %s\n",
+				       o.key, o.date, kt_buf_str(&conf));
+				kt_buf_free(&conf);
+			}
 		}
 	}
 	kt_key_free(&key);

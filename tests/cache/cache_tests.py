@@ -637,6 +637,11 @@ def case_other_version(w):
     check("the template has changed since 2 of its 3 shapes were tuned" in p.stderr, "no word on the stand-ins:\n" + p.stderr)
     check("no cached configuration for 1 of 3 shapes: the template defaults there" in p.stderr,
           "no word on the defaults:\n" + p.stderr)
+    # kt cache explain says which record would stand in.
+    p = w.run([w.kt, "cache", "explain", "--template", v2, "--shape", "n=8192", "--gpu", "NVIDIA H200", "--arch", "90",
+               "--flags", "-O3", "--nvcc", w.nvcc, "--project-cache", w.project], check=0)
+    check("lookup: miss\n" in p.stdout and "the record %s (" % k8192 in p.stdout and
+          "stands in: BLOCK=64,VEC=4,LOOP=strided\n" in p.stdout, "explain:\n" + p.stdout)
     # They are no hits: --require-hit still fails on all three, naming each.
     p = w.generate(os.path.join(w.root, "gen-v2-ci"), shapes=shapes, extra=ci + ["--require-hit"], template=v2, check=1)
     check(all(s in p.stderr for s in shapes) and "other-version" not in p.stderr, "--require-hit:\n" + p.stderr)

@@ -673,12 +673,10 @@ static int visit_project(void *ctx, const char *path, const char *key)
 	return 0;
 }
 
-/* b supersedes a: the same problem, another key, and b is the later (by date, then by key, so
- * that of two records stored in one second one is chosen the same way every time). */
+/* b supersedes a: the same problem, another key, and b is the later (kt_record_later). */
 static int supersedes(const prec *b, const prec *a)
 {
-	int d = strcmp(b->date, a->date);
-	return strcmp(a->key, b->key) != 0 && (d > 0 || (d == 0 && strcmp(b->key, a->key) > 0)) &&
+	return strcmp(a->key, b->key) != 0 && kt_record_later(b->date, b->key, a->date, a->key) &&
 	       kt_key_same_problem(a->fields, b->fields);
 }
 

@@ -447,6 +447,12 @@ int kt_record_config_adapt(const cJSON *conf, const kt_tmpl *t, uint16_t *cfg, k
 	return 0;
 }
 
+int kt_record_later(const char *a_date, const char *a_key, const char *b_date, const char *b_key)
+{
+	int d = strcmp(a_date, b_date);
+	return d > 0 || (d == 0 && strcmp(a_key, b_key) > 0);
+}
+
 int kt_record_match(const kt_record *r, const kt_key *expect, const kt_tmpl *t, const int64_t *shape,
 		    uint16_t *cfg, kt_err *err)
 {

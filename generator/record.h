@@ -79,6 +79,11 @@ int kt_record_config_read(const struct cJSON *conf, const kt_tmpl *t, uint16_t *
  * usually added.  0 on success; -1 with err naming the first parameter t cannot take. */
 int kt_record_config_adapt(const struct cJSON *conf, const kt_tmpl *t, uint16_t *cfg, kt_err *err);
 
+/* 1 when the record of date a_date and key a_key is later than b's: by date, then by key, so that
+ * of two records stored in one second one is chosen the same way every time (`kt cache promote`,
+ * the stand-ins of another version: transfer.h). */
+int kt_record_later(const char *a_date, const char *a_key, const char *b_date, const char *b_key);
+
 /* r's evaluations as a record's "evaluated" array, in r's order (a new cJSON array; the caller
  * deletes it). */
 struct cJSON *kt_record_evaluated_json(const kt_tmpl *t, const kt_tune_result *r);

@@ -220,18 +220,16 @@ static int visit_version(void *ctx, const char *path, const char *key)
 		kt_other_version *e = &vs->e[i];
 		const kt_tmpl *t = e->p->tmpl;
 		const char *want = kt_buf_str(&vs->fields[i]);
-		int d = strcmp(date, e->date);
 		if (!strcmp(f, want) || !kt_key_same_problem(f, want) ||
-		    (e->found && (d < 0 || (d == 0 && strcmp(rec.key, e->key) <= 0))))
+		    (e->found && !kt_record_later(date, rec.key, e->date, e->key)))
 			continue; /* not another version of the problem, or not the latest one */
-		uint16_t *cfg = kt_xcalloc((size_t)t->nparams + 1, sizeof *cfg);
+		uint16_t cfg[KT_MAX_SLOTS];
 		if (kt_record_config_adapt(conf, t, cfg, NULL) == 0 && kt_space_feasible(t, e->p->shape, cfg)) {
 			memcpy(e->cfg, cfg, (size_t)t->nparams * sizeof *cfg);
 			e->found = 1;
 			snprintf(e->key, sizeof e->key, "%s", rec.key);
 			snprintf(e->date, sizeof e->date, "%s", date);
 		}
-		free(cfg);
 	}
 	kt_record_free(&rec);
 	return 0;

@@ -97,23 +97,25 @@ reason(BM=2,BN=64,${_simt} M=3,N=4096,K=4096 "SIMT == 0 \\|\\| MMA == 1 \\|\\| \
 reason(BM=4,BN=64,WGM=64,STAGES=3,SPLITK=2,GROUP=8,PERSIST=0,SWAP=0,STREAM=false,SIMT=true,MMA=false M=3,N=4096,K=4096 "SIMT == 0 \\|\\| MMA == 1 \\|\\| \\(M <= BM")
 reason(BM=4,BN=64,WGM=64,STAGES=4,SPLITK=2,GROUP=8,PERSIST=0,SWAP=1,STREAM=false,SIMT=true,MMA=false M=3,N=4096,K=4096 "SIMT == 0 \\|\\| \\(WGM <= 128 && GROUP == 8 && PERSIST == 0 && SWAP == 0 && STREAM == 0\\)")
 reason(BM=4,BN=64,WGM=64,STAGES=4,SPLITK=2,GROUP=8,PERSIST=0,SWAP=0,STREAM=true,SIMT=true,MMA=false M=3,N=4096,K=4096 "SIMT == 0 \\|\\| \\(WGM <= 128 && GROUP == 8")
-# MMA: the SIMT path's loads on the tensor cores, 16 or 32 rows of A (at least M, the least that
-# holds it), even STAGES, a warp's 64 columns within the block's warps, the lane's registers in
-# the file
+# MMA: the SIMT path's loads on the tensor cores through a ring a warp, 16, 32 or 64 rows of A (at
+# least M, the least that holds it), a warp's 64 columns within the block's warps, 64 rows with 256
+# threads only, the rings in shared memory
 run(s space ${TEMPLATE} --arch 90a --shape M=16,N=4096,K=4096)
 expect("${s}" "\n16 +64 +128 +2 +2 +8 +0 +0 +false +true +true" "MMA at M = 16, 512 threads")
-expect("${s}" "\n16 +256 +64 +4 +8 +8 +0 +0 +false +true +true" "MMA at M = 16, 4 column warps, split in 8")
+expect("${s}" "\n16 +256 +64 +5 +8 +8 +0 +0 +false +true +true" "MMA at M = 16, 4 column warps, 5 stages, split in 8")
 reject("${s}" "\n32 +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[a-z]+ +true +true" "MMA holding 32 rows for 16")
 run(s space ${TEMPLATE} --arch 90a --shape M=64,N=4096,K=4096)
-reject("${s}" "true +true\n" "MMA past 32 rows")
+expect("${s}" "\n64 +64 +64 +3 +2 +8 +0 +0 +false +true +true" "MMA at M = 64, 3 stages")
+reject("${s}" "\n64 +[0-9]+ +[0-9]+ +[4-8] +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[a-z]+ +true +true" "four 64-row stages a warp")
+reject("${s}" "\n64 +[0-9]+ +128 +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[a-z]+ +true +true" "64 rows with 512 threads")
 set(_mma "GROUP=8,PERSIST=0,SWAP=0,STREAM=false,SIMT=true,MMA=true")
-feasible(BM=32,BN=64,WGM=64,STAGES=2,SPLITK=2,${_mma} M=17,N=4096,K=4096 "MMA, 32 rows for 17")
-feasible(BM=16,BN=64,WGM=64,STAGES=4,SPLITK=1,${_mma} M=1,N=4096,K=4096 "MMA, 16 rows for 1")
+feasible(BM=32,BN=64,WGM=64,STAGES=4,SPLITK=2,${_mma} M=17,N=4096,K=4096 "MMA, 32 rows for 17")
+feasible(BM=16,BN=64,WGM=64,STAGES=3,SPLITK=1,${_mma} M=1,N=4096,K=4096 "MMA, 16 rows for 1, 3 stages")
 reason(BM=16,BN=64,WGM=64,STAGES=2,SPLITK=1,GROUP=8,PERSIST=0,SWAP=1,STREAM=false,SIMT=false,MMA=true M=16,N=4096,K=4096 "MMA == 0 \\|\\| \\(SIMT == 1")
 reason(BM=32,BN=64,WGM=64,STAGES=2,SPLITK=1,${_mma} M=16,N=4096,K=4096 "MMA == 0 \\|\\| \\(SIMT == 1 && M <= BM && \\(BM == 16 \\|\\| BM < 2 \\* M\\)")
 reason(BM=8,BN=64,WGM=64,STAGES=2,SPLITK=1,${_mma} M=8,N=4096,K=4096 "MMA == 0 \\|\\| \\(SIMT == 1.* BM % 16 == 0")
-reason(BM=16,BN=64,WGM=64,STAGES=3,SPLITK=1,${_mma} M=16,N=4096,K=4096 "MMA == 0 \\|\\| \\(SIMT == 1.* STAGES % 2 == 0")
-reason(BM=16,BN=256,WGM=128,STAGES=4,SPLITK=1,${_mma} M=16,N=4096,K=4096 "MMA == 0 \\|\\| BM \\* 2 \\+ STAGES \\* 32")
-reason(BM=16,BN=256,WGM=64,STAGES=6,SPLITK=1,${_mma} M=16,N=4096,K=4096 "MMA == 0 \\|\\| BM \\* 2 \\+ STAGES \\* 32")
-reason(BM=64,BN=64,WGM=64,STAGES=2,SPLITK=2,${_mma} M=64,N=4096,K=4096 "MMA == 0 \\|\\| BM \\* 2 \\+ STAGES \\* 32")
+reason(BM=64,BN=64,WGM=128,STAGES=2,SPLITK=1,${_mma} M=64,N=4096,K=4096 "MMA == 0 \\|\\| \\(SIMT == 1.* \\(WGM == 64 \\|\\| BM <= 32\\)")
+reason(BM=16,BN=256,WGM=128,STAGES=3,SPLITK=1,${_mma} M=16,N=4096,K=4096 "MMA == 0 \\|\\| WGM / 8 \\* STAGES \\* \\(4096 \\+ BM \\* 64\\) <= 232448")
+reason(BM=16,BN=64,WGM=64,STAGES=6,SPLITK=1,${_mma} M=16,N=4096,K=4096 "MMA == 0 \\|\\| WGM / 8 \\* STAGES")
+reason(BM=64,BN=64,WGM=64,STAGES=4,SPLITK=2,${_mma} M=64,N=4096,K=4096 "MMA == 0 \\|\\| WGM / 8 \\* STAGES")
 message("gemm_sm90's constraints hold, each with its reason")

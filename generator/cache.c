@@ -335,6 +335,40 @@ static int lookup_remote(kt_cache *c, const kt_key *k, const kt_tmpl *t, const i
 	return 1;
 }
 
+int kt_cache_remote_other_version(kt_cache *c, const kt_key *k, kt_record *rec)
+{
+	if (!c->remote)
+		return 0;
+	char problem[KT_KEY_HEX], name[KT_KEY_HEX + 16];
+	kt_key_problem(kt_buf_str(&k->fields), problem);
+	snprintf(name, sizeof name, "problem/%s.json", problem);
+	kt_buf text = {0};
+	kt_err why = {0};
+	int rc = kt_remote_get(c->remote, name, &text, &why);
+	if (rc < 0)
+		remote_failed(c, why.msg);
+	else if (rc > 0 && kt_record_read(text.data, text.len, rec, &why) != 0) {
+		kt_buf msg = {0};
+		kt_buf_printf(&msg, "%s is unusable: %s", name, why.msg);
+		remote_failed(c, msg.data);
+		kt_buf_free(&msg);
+		kt_record_free(rec);
+		rc = 0;
+	} else if (rc > 0 && !kt_key_same_problem(kt_buf_str(&rec->fields), kt_buf_str(&k->fields))) {
+		kt_buf msg = {0};
+		kt_buf_printf(&msg, "%s holds the record %s of another problem", name, rec->key);
+		remote_failed(c, msg.data);
+		kt_buf_free(&msg);
+		kt_record_free(rec);
+		rc = 0;
+	} else if (rc > 0 && !strcmp(rec->key, k->hex)) {
+		kt_record_free(rec); /* this version's own record: a lookup would have hit it */
+		rc = 0;
+	}
+	kt_buf_free(&text);
+	return rc > 0;
+}
+
 int kt_cache_lookup(kt_cache *c, const kt_key *k, const kt_problem *p, uint16_t *cfg, kt_tier *tier,
 		    kt_tune_result *r)
 {
@@ -384,13 +418,21 @@ static void store_pause(void *ctx)
 		;
 }
 
-/* Uploads a record, and once per run the GPU's identity (for kt_cache_find_gpu elsewhere). */
+/* Uploads a record, again as its problem's latest (kt_cache_remote_other_version), and once per
+ * run the GPU's identity (for kt_cache_find_gpu elsewhere). */
 static void store_remote(kt_cache *c, const kt_key *k, const kt_gpu_id *gpu, const char *text, size_t len)
 {
 	kt_err why = {0};
 	kt_buf name = {0};
 	kt_buf_printf(&name, "%s.json", k->hex);
 	int rc = kt_remote_put(c->remote, name.data, text, len, &why);
+	if (rc == 0) {
+		char problem[KT_KEY_HEX];
+		kt_key_problem(kt_buf_str(&k->fields), problem);
+		kt_buf_reset(&name);
+		kt_buf_printf(&name, "problem/%s.json", problem);
+		rc = kt_remote_put(c->remote, name.data, text, len, &why);
+	}
 	if (rc == 0 && gpu && !c->gpu_put) {
 		char *doc = kt_record_gpu_json(gpu);
 		kt_buf_reset(&name);

@@ -71,6 +71,12 @@ int kt_cache_lookup(kt_cache *c, const kt_key *k, const kt_problem *p, uint16_t 
 int kt_cache_store(kt_cache *c, const kt_key *k, const kt_problem *p, const kt_tune_result *r,
 		   const kt_record_history *h, kt_err *err);
 
+/* The record the remote keeps as the latest of k's problem (kt_key_problem: every store puts it
+ * there too), when it is of another version of the template than k's: 1 with rec (release with
+ * kt_record_free).  0 when there is none, it is k's own, or there is no remote; a failure or a
+ * record that is not of k's problem is reported and switches the remote off, as in a lookup. */
+int kt_cache_remote_other_version(kt_cache *c, const kt_key *k, kt_record *rec);
+
 /* The identity of the GPU named name, from a record of that GPU in the user or project tier
  * (the newest one), else from the identity the remote keeps beside that GPU's records.
  * 1 when found, 0 when nothing names it. */

@@ -714,16 +714,29 @@ static void other_version_rest(run *rn, gen *g)
 			at[n++] = i;
 		}
 	const char *dirs[2] = {kt_cache_dir(g->cache, KT_TIER_USER), kt_cache_dir(g->cache, KT_TIER_PROJECT)};
-	size_t found = n ? kt_transfer_other_version(e, n, dirs, 2) : 0;
+	size_t found = n ? kt_transfer_other_version(e, n, dirs, 2) : 0, remote = 0;
+	for (size_t m = 0; m < n && kt_cache_remote(g->cache); m++) { /* what they leave, from the remote */
+		kt_key k = {0};
+		kt_record rec;
+		if (!e[m].found && kt_key_make(&p[m], &k, NULL) == 0 && kt_cache_remote_other_version(g->cache, &k, &rec)) {
+			remote += (size_t)kt_transfer_other_take(&e[m], &rec);
+			kt_record_free(&rec);
+		}
+		kt_key_free(&k);
+	}
+	found += remote;
 	for (size_t m = 0; m < n; m++)
 		if (e[m].found) {
 			g->origin[at[m]] = "other-version";
 			g->decided[at[m]] = 1;
 		}
+	char from[64] = "";
+	if (remote)
+		snprintf(from, sizeof from, " (%zu of them from the remote cache)", remote);
 	if (found)
-		note(o, "kt: %s: %s, and the template has changed since %zu of its %d shapes were tuned: what was tuned then "
-			"stands in for the template defaults there (not a hit: tune again to refresh it)",
-		     g->who, untuned_why(g), found, g->n);
+		note(o, "kt: %s: %s, and the template has changed since %zu of its %d shapes were tuned%s: what was tuned "
+			"then stands in for the template defaults there (not a hit: tune again to refresh it)",
+		     g->who, untuned_why(g), found, g->n, from);
 	free(e);
 	free(p);
 	free(at);

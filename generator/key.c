@@ -345,6 +345,17 @@ static const char *problem_line(const char **p, size_t *len)
 	return NULL;
 }
 
+void kt_key_problem(const char *fields, char hex[KT_KEY_HEX])
+{
+	kt_buf own = {0};
+	const char *p = fields, *line;
+	size_t n = 0;
+	while ((line = problem_line(&p, &n)))
+		kt_buf_add(&own, line, n);
+	hash_hex(kt_buf_str(&own), own.len, hex);
+	kt_buf_free(&own);
+}
+
 int kt_key_same_problem(const char *a, const char *b)
 {
 	const char *pa = a, *pb = b, *la, *lb;

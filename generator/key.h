@@ -36,6 +36,10 @@ void kt_key_of_fields(const char *text, size_t len, char hex[KT_KEY_HEX]);
  * source, includes, parameters and constraints), so that they differ at most in the version of the
  * template tuned (with the same template, their keys are the same too). */
 int kt_key_same_problem(const char *a, const char *b);
+/* The hash of a field text's problem lines (every field but the template's own): the same for
+ * every version of one problem (kt_key_same_problem), as 32 hex digits.  The remote keeps the
+ * latest record of each problem under it. */
+void kt_key_problem(const char *fields, char hex[KT_KEY_HEX]);
 /* Fields and key of p. */
 int kt_key_make(const kt_problem *p, kt_key *out, kt_err *err);
 void kt_key_free(kt_key *k);

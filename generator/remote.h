@@ -1,7 +1,8 @@
 /* remote.h - the remote tier: records over HTTP (GET/HEAD to look up, PUT to store), as served
  * by nginx WebDAV or any server that answers GET/HEAD/PUT on plain paths.  A file called NAME
- * lives at <url>/v<format>/NAME: the record of key K is "K.json", the identity of a GPU is
- * "gpu/<its name>.json" (see cache.c).  Names are percent-encoded in URLs.
+ * lives at <url>/v<format>/NAME: the record of key K is "K.json", the latest record of problem P
+ * (key.h, kt_key_problem) "problem/P.json", the identity of a GPU "gpu/<its name>.json" (see
+ * cache.c).  Names are percent-encoded in URLs.
  *
  * Timeouts are short (KT_REMOTE_CONNECT_MS to connect, KT_REMOTE_TOTAL_MS for a whole request)
  * because a remote cache is an optimisation: the caller treats any failure as "no remote". */

@@ -207,6 +207,20 @@ typedef struct vscan {
 	size_t n;
 } vscan;
 
+int kt_transfer_other_take(kt_other_version *e, const kt_record *rec)
+{
+	const kt_tmpl *t = e->p->tmpl;
+	uint16_t cfg[KT_MAX_SLOTS];
+	if (kt_record_config_adapt(cJSON_GetObjectItemCaseSensitive(rec->doc, "config"), t, cfg, NULL) != 0 ||
+	    !kt_space_feasible(t, e->p->shape, cfg))
+		return 0;
+	memcpy(e->cfg, cfg, (size_t)t->nparams * sizeof *cfg);
+	e->found = 1;
+	snprintf(e->key, sizeof e->key, "%s", rec->key);
+	snprintf(e->date, sizeof e->date, "%s", rec->date ? rec->date : "");
+	return 1;
+}
+
 static int visit_version(void *ctx, const char *path, const char *key)
 {
 	vscan *vs = ctx;
@@ -215,21 +229,13 @@ static int visit_version(void *ctx, const char *path, const char *key)
 	if (read_record(path, &rec) != 0)
 		return 0;
 	const char *f = kt_buf_str(&rec.fields), *date = rec.date ? rec.date : "";
-	const cJSON *conf = cJSON_GetObjectItemCaseSensitive(rec.doc, "config");
 	for (size_t i = 0; i < vs->n; i++) {
 		kt_other_version *e = &vs->e[i];
-		const kt_tmpl *t = e->p->tmpl;
 		const char *want = kt_buf_str(&vs->fields[i]);
 		if (!strcmp(f, want) || !kt_key_same_problem(f, want) ||
 		    (e->found && !kt_record_later(date, rec.key, e->date, e->key)))
 			continue; /* not another version of the problem, or not the latest one */
-		uint16_t cfg[KT_MAX_SLOTS];
-		if (kt_record_config_adapt(conf, t, cfg, NULL) == 0 && kt_space_feasible(t, e->p->shape, cfg)) {
-			memcpy(e->cfg, cfg, (size_t)t->nparams * sizeof *cfg);
-			e->found = 1;
-			snprintf(e->key, sizeof e->key, "%s", rec.key);
-			snprintf(e->date, sizeof e->date, "%s", date);
-		}
+		kt_transfer_other_take(e, &rec);
 	}
 	kt_record_free(&rec);
 	return 0;

@@ -15,6 +15,7 @@ against temporary cache directories and real HTTP servers on 127.0.0.1:
   tools            kt cache stats/ls/show/explain/verify/gc/promote
   promote_replaces a record of the template's new version replaces the old one's in cache/
   other_version    a miss not tuned takes the choice of the template's other version, else the defaults
+  remote_other_version  the same from the remote: each store also keeps the record as its problem's latest
 
 usage: cache_tests.py --kt KT --driver DRIVER [--nginx NGINX] CASE
 Exit status 77 means the case was skipped (it says why); ctest maps it to "skipped".
@@ -386,7 +387,8 @@ def case_remote_garbage(w):
         srv = Misbehaving(mode)
         try:
             misbehaving_case(w, srv.url(), mode, srv, put_fails=mode != "garbage")
-            want = 3 if mode != "garbage" else 4  # a PUT that succeeds is followed by the GPU's identity
+            # a PUT that succeeds is followed by the problem's latest and the GPU's identity
+            want = 3 if mode != "garbage" else 5
             check(srv.count() == want, "%s: %d requests, not %d" % (mode, srv.requests, want))
         finally:
             srv.stop()
@@ -683,6 +685,55 @@ def case_other_version(w):
     p = w.generate(d, shapes=["n=4096"], extra=["--gpu", "NVIDIA H100 80GB HBM3", "--read-only", "--project-cache",
                                                 w.project], template=v2, check=0)
     check(manifest(d)["n=4096"][1] == "default", "another GPU's record stood in: %s\n%s" % (manifest(d), p.stderr))
+
+
+def case_remote_other_version(w):
+    srv = Nginx(w.nginx, w.root)
+    try:
+        env = w.env(KT_REMOTE_CACHE=srv.url())
+        k1 = w.drive("store", "n=4096", "BLOCK=256,VEC=2,LOOP=flat", env=env).stdout.split()[1]
+        # The remote keeps the record twice: under its key, and as the latest of its problem.
+        problems = os.path.join(srv.docs, "kt", "v1", "problem")
+        files = os.listdir(problems) if os.path.isdir(problems) else []
+        check(len(files) == 1, "the problem's latest was not uploaded: %s" % files)
+        with open(os.path.join(problems, files[0])) as f:
+            check(json.load(f)["key"] == k1, "the problem's latest is not the record stored")
+        # The template is edited; a machine with no GPU and nothing local builds it: v1's choice
+        # stands in from the remote, the shape never tuned takes the defaults.
+        v2 = edited(w, "v2", lambda t: t + "// edited\n")
+        fresh = w.env(KT_REMOTE_CACHE=srv.url(), KT_CACHE_DIR=os.path.join(w.root, "other-user"))
+        shapes = ["n=4096", "n=512"]
+        d = os.path.join(w.root, "gen-v2")
+        p = w.generate(d, shapes=shapes, extra=["--gpu", "NVIDIA H200", "--read-only"], template=v2, env=fresh)
+        want = {"n=4096": ("BLOCK=256,VEC=2,LOOP=flat", "other-version"), "n=512": ("BLOCK=128,VEC=1,LOOP=flat", "default")}
+        check(manifest(d) == want, "v2 from the remote: %s\n%s" % (manifest(d), p.stderr))
+        check("since 1 of its 2 shapes were tuned (1 of them from the remote cache)" in p.stderr and
+              not warnings_in(p.stderr), "the note:\n" + p.stderr)
+        # Still no hit.
+        p = w.generate(os.path.join(w.root, "gen-v2-ci"), shapes=shapes, template=v2, env=fresh, check=1,
+                       extra=["--gpu", "NVIDIA H200", "--read-only", "--require-hit"])
+        check("n=4096" in p.stderr, "--require-hit:\n" + p.stderr)
+        # v2 tuned (stored through the remote): a hit for v2, and the problem's latest for v3.
+        w.drive("store", "n=4096", "BLOCK=64,VEC=4,LOOP=strided", template=v2, env=env)
+        check(len(os.listdir(problems)) == 1, "one problem, one latest: %s" % os.listdir(problems))
+        v3 = edited(w, "v3", lambda t: t + "// edited again\n")
+        p = w.generate(d, shapes=shapes, extra=["--gpu", "NVIDIA H200", "--read-only"], template=v3, env=fresh)
+        check(manifest(d)["n=4096"] == ("BLOCK=64,VEC=4,LOOP=strided", "other-version"), "v3: %s" % manifest(d))
+        p = w.generate(d, shapes=shapes, extra=["--gpu", "NVIDIA H200", "--read-only"], template=v2, env=fresh)
+        check(manifest(d)["n=4096"] == ("BLOCK=64,VEC=4,LOOP=strided", "cache:remote"), "v2 tuned: %s" % manifest(d))
+        # A latest that is not its problem's (a server's mix-up: n=8192's holds n=4096's record) is
+        # refused with one warning, and the shape takes the defaults.
+        before = set(os.listdir(problems))
+        w.drive("store", "n=8192", "BLOCK=64,VEC=2,LOOP=flat", env=env)
+        added = set(os.listdir(problems)) - before
+        check(len(added) == 1, "n=8192's latest: %s" % added)
+        shutil.copy(os.path.join(srv.docs, "kt", "v1", k1 + ".json"), os.path.join(problems, added.pop()))
+        p = w.generate(d, shapes=["n=8192"], extra=["--gpu", "NVIDIA H200", "--read-only"], template=v3, env=fresh)
+        check(manifest(d)["n=8192"][1] == "default", "a record of n=4096 stood in at n=8192: %s" % manifest(d))
+        warns = warnings_in(p.stderr)
+        check(len(warns) == 1 and "of another problem" in warns[0], "the mix-up:\n" + p.stderr)
+    finally:
+        srv.stop()
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

@@ -352,6 +352,16 @@ static void test_same_problem(void)
 	CHECK(!kt_key_same_problem(a, "format=1\nkernel=k\nshape=n=8\ngpu.name=NVIDIA H200\narch=90\nflags=-O3\n"));
 	CHECK(!kt_key_same_problem(a, "format=1\nkernel=k\nshape=n=8\ngpu.name=NVIDIA H200\n"));
 	CHECK(!kt_key_same_problem("kernel=k\nsourcery=1\n", "kernel=k\n")); /* a prefix of a name is not the name */
+	/* The problem's hash: one for both versions, another for another shape or GPU. */
+	char ha[KT_KEY_HEX], hb[KT_KEY_HEX], hc[KT_KEY_HEX], hd[KT_KEY_HEX];
+	kt_key_problem(a, ha);
+	kt_key_problem(b, hb);
+	kt_key_problem("format=1\nkernel=k\nsource=xxh128:aa\nshape=n=16\ngpu.name=NVIDIA H200\narch=90\n", hc);
+	kt_key_problem("format=1\nkernel=k\nshape=n=8\ngpu.name=NVIDIA H100 80GB HBM3\narch=90\n", hd);
+	CHECK(kt_key_is_hex(ha) && !strcmp(ha, hb) && strcmp(ha, hc) && strcmp(ha, hd) && strcmp(hc, hd));
+	char whole[KT_KEY_HEX];
+	kt_key_of_fields(a, strlen(a), whole);
+	CHECK(strcmp(ha, whole) != 0); /* not the key of the whole text */
 }
 
 int main(void)

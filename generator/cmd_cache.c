@@ -279,7 +279,7 @@ static int explain_gpu(kt_cache *cache, const char *name, kt_gpu_id *out, kt_err
 	if (name) {
 		if (kt_cache_find_gpu(cache, name, out))
 			return 0;
-		return kt_fail(err, "no record in the user or project cache names the GPU '%s'", name);
+		return kt_fail(err, "no record in the user or project cache (or the remote) names the GPU '%s'", name);
 	}
 	const kt_gpu_ops *ops = kt_gpu_cuda();
 	int n = 0;
@@ -295,7 +295,7 @@ static int explain_gpu(kt_cache *cache, const char *name, kt_gpu_id *out, kt_err
 
 struct explain {
 	kt_cache_common c;
-	const char *template_path, *shape, *gpu, *arch, *flags, *nvcc;
+	const char *template_path, *shape, *gpu, *arch, *flags, *nvcc, *remote;
 	const char *measure[KT_NMEASURE]; /* --l2, --launch */
 	kt_strlist types;
 };
@@ -335,7 +335,7 @@ static int explain_run(struct explain *x, kt_err *err)
 		}
 	}
 	kt_measure_resolve(&given, &t->measure, &p.measure);
-	kt_cache *cache = kt_cache_cmd_open(&x->c, NULL, err);
+	kt_cache *cache = kt_cache_cmd_open(&x->c, kt_env_or(x->remote, "KT_REMOTE_CACHE"), err);
 	if (cache && kt_tmpl_parse_shape(t, x->shape, shape, err) == 0 && explain_gpu(cache, x->gpu, &gpu, err) == 0 &&
 	    kt_key_compiler(x->nvcc, kt_cache_dir(cache, KT_TIER_USER), 0, &compiler, err) == 0) {
 		kt_target_from_id(&gpu, &target);
@@ -354,14 +354,14 @@ static int explain_run(struct explain *x, kt_err *err)
 			kt_buf_free(&conf);
 		} else {
 			printf("lookup: miss\n");
-			const char *dirs[2] = {kt_cache_dir(cache, KT_TIER_USER), kt_cache_dir(cache, KT_TIER_PROJECT)};
 			kt_other_version o = {.p = &p, .cfg = cfg};
-			if (kt_transfer_other_version(&o, 1, dirs, 2)) {
+			size_t remote = 0;
+			if (kt_transfer_other_version_in(&o, 1, cache, &remote)) {
 				kt_buf conf = {0};
 				kt_tmpl_format_config(t, cfg, &conf);
-				printf("lookup: where the shape is not tuned, the record %s (%s) of another version of the "
+				printf("lookup: where the shape is not tuned, the record %s (%s%s) of another version of the "
 				       "template stands in: %s\n",
-				       o.key, o.date, kt_buf_str(&conf));
+				       o.key, o.date, remote ? ", from the remote" : "", kt_buf_str(&conf));
 				kt_buf_free(&conf);
 			}
 		}
@@ -387,11 +387,13 @@ static int cmd_explain(int argc, char **argv)
 		{"nvcc", KT_OPT_STR, &x.nvcc, "PATH", "the CUDA compiler (default: nvcc in PATH)"},
 		{"l2", KT_OPT_STR, &x.measure[KT_MEASURE_L2], "cold|warm", "the L2 state, as passed to kt generate --l2"},
 		{"launch", KT_OPT_STR, &x.measure[KT_MEASURE_LAUNCH], "stream|graph", "the launch mode, as passed to kt generate --launch"},
+		{"remote", KT_OPT_STR, &x.remote, "URL", "also ask this remote cache (else $KT_REMOTE_CACHE)"},
 		{0},
 	};
 	const char *pos[1];
 	int npos, rc = kt_cache_cmd_parse(opts, argc, argv, pos, 0, &npos,
-			     "kt cache explain --template FILE --shape SPEC [--gpu NAME] [--arch CC] [--flags F] [--l2 S] [--launch M]",
+			     "kt cache explain --template FILE --shape SPEC [--gpu NAME] [--arch CC] [--flags F] [--l2 S] [--launch M]\n"
+			     "                 [--remote URL]",
 			     "Prints the key fields of a template at a shape (name=value, one per line), the key\n"
 			     "they hash to, and what a lookup finds, so that a miss can be explained by comparing\n"
 			     "with the fields stored in a record (kt cache show KEY).");

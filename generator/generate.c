@@ -713,18 +713,7 @@ static void other_version_rest(run *rn, gen *g)
 			e[n] = (kt_other_version){.p = &p[n], .cfg = cfg_at(g->cfgs, g, i)};
 			at[n++] = i;
 		}
-	const char *dirs[2] = {kt_cache_dir(g->cache, KT_TIER_USER), kt_cache_dir(g->cache, KT_TIER_PROJECT)};
-	size_t found = n ? kt_transfer_other_version(e, n, dirs, 2) : 0, remote = 0;
-	for (size_t m = 0; m < n && kt_cache_remote(g->cache); m++) { /* what they leave, from the remote */
-		kt_key k = {0};
-		kt_record rec;
-		if (!e[m].found && kt_key_make(&p[m], &k, NULL) == 0 && kt_cache_remote_other_version(g->cache, &k, &rec)) {
-			remote += (size_t)kt_transfer_other_take(&e[m], &rec);
-			kt_record_free(&rec);
-		}
-		kt_key_free(&k);
-	}
-	found += remote;
+	size_t remote = 0, found = kt_transfer_other_version_in(e, n, g->cache, &remote);
 	for (size_t m = 0; m < n; m++)
 		if (e[m].found) {
 			g->origin[at[m]] = "other-version";

@@ -262,3 +262,21 @@ size_t kt_transfer_other_version(kt_other_version *e, size_t n, const char *cons
 	free(vs.fields);
 	return found;
 }
+
+size_t kt_transfer_other_version_in(kt_other_version *e, size_t n, kt_cache *c, size_t *remote)
+{
+	const char *dirs[2] = {kt_cache_dir(c, KT_TIER_USER), kt_cache_dir(c, KT_TIER_PROJECT)};
+	size_t found = n ? kt_transfer_other_version(e, n, dirs, 2) : 0, far = 0;
+	for (size_t i = 0; i < n && kt_cache_remote(c); i++) { /* what they leave, from the remote */
+		kt_key k = {0};
+		kt_record rec;
+		if (!e[i].found && kt_key_make(e[i].p, &k, NULL) == 0 && kt_cache_remote_other_version(c, &k, &rec)) {
+			far += (size_t)kt_transfer_other_take(&e[i], &rec);
+			kt_record_free(&rec);
+		}
+		kt_key_free(&k);
+	}
+	if (remote)
+		*remote = far;
+	return found + far;
+}

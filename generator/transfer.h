@@ -68,8 +68,12 @@ typedef struct kt_other_version {
  * template can still take (kt_record_config_adapt) and which is feasible at the shape.  One pass
  * over the directories serves all n.  Returns how many were found. */
 size_t kt_transfer_other_version(kt_other_version *e, size_t n, const char *const *dirs, int ndirs);
+/* The same over cache c's user and project tiers, then, for each problem they leave, the latest
+ * record the remote keeps of it (kt_cache_remote_other_version).  *remote (may be NULL): how many
+ * of those found came from the remote. */
+size_t kt_transfer_other_version_in(kt_other_version *e, size_t n, kt_cache *c, size_t *remote);
 /* Takes rec's configuration for e when the template can still take it and it is feasible at e's
- * shape (as above, for a record found elsewhere: the remote's).  1 when taken, else 0. */
+ * shape (as kt_transfer_other_version does).  1 when taken, else 0. */
 int kt_transfer_other_take(kt_other_version *e, const kt_record *rec);
 
 /* The seeds of each of the n problems p[k] into seeds[k] and nseeds[k] (and why[k], when why is

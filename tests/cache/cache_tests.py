@@ -709,6 +709,10 @@ def case_remote_other_version(w):
         check(manifest(d) == want, "v2 from the remote: %s\n%s" % (manifest(d), p.stderr))
         check("since 1 of its 2 shapes were tuned (1 of them from the remote cache)" in p.stderr and
               not warnings_in(p.stderr), "the note:\n" + p.stderr)
+        p = w.run([w.kt, "cache", "explain", "--template", v2, "--shape", "n=4096", "--gpu", "NVIDIA H200", "--arch",
+                   "90", "--flags", "-O3", "--nvcc", w.nvcc], env=fresh, check=0)
+        check("lookup: miss\n" in p.stdout and "the record %s (" % k1 in p.stdout and ", from the remote)" in p.stdout and
+              "stands in: BLOCK=256,VEC=2,LOOP=flat\n" in p.stdout, "explain:\n" + p.stdout + p.stderr)
         # Still no hit.
         p = w.generate(os.path.join(w.root, "gen-v2-ci"), shapes=shapes, template=v2, env=fresh, check=1,
                        extra=["--gpu", "NVIDIA H200", "--read-only", "--require-hit"])

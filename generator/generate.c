@@ -520,7 +520,7 @@ static int tune_misses(run *rn, kt_err *err)
 			ts[n++] = i;
 		}
 		/* The table's misses seeded from one pass over its caches' records. */
-		kt_transfer_seeds_all(probs + first, n - first, dirs, 2, seeds + first, nseeds + first, why + first);
+		kt_transfer_seeds_all(probs + first, n - first, dirs, 2, g->cache, seeds + first, nseeds + first, why + first);
 		for (size_t m = first; m < n; m++) {
 			tasks[m].seeds = seeds[m];
 			tasks[m].nseeds = nseeds[m];
@@ -612,7 +612,7 @@ static void farm_meanwhile(gen *g, const int *at, const kt_buf *shapes, size_t n
 	kt_buf *why = kt_xcalloc(n + 1, sizeof *why);
 	for (size_t x = 0; x < n; x++)
 		p[x] = problem_at(g, at[x]);
-	kt_transfer_seeds_all(p, n, dirs, 2, seeds, ns, why);
+	kt_transfer_seeds_all(p, n, dirs, 2, g->cache, seeds, ns, why);
 	for (size_t x = 0; x < n; x++) {
 		size_t first = strcspn(kt_buf_str(&why[x]), ";"); /* the record of the first seed: the closest one */
 		if (first < why[x].len)

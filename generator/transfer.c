@@ -90,6 +90,22 @@ static kt_seed_source *add_source(sources *sc, const kt_record *rec, double d)
 	return s;
 }
 
+/* rec, the problem of pr itself tuned from another version of the template, as its source at
+ * KT_TRANSFER_OTHER_VERSION (its chosen configuration, read as the template reads one now). */
+static void add_version(sources *pr, const kt_record *rec)
+{
+	const kt_tmpl *t = pr->p->tmpl;
+	uint16_t *cfg = kt_xcalloc((size_t)t->nparams + 1, sizeof *cfg);
+	if (kt_record_config_adapt(cJSON_GetObjectItemCaseSensitive(rec->doc, "config"), t, cfg, NULL) != 0) {
+		free(cfg);
+		return;
+	}
+	kt_seed_source *src = add_source(pr, rec, KT_TRANSFER_OTHER_VERSION);
+	src->cfgs = cfg;
+	src->n = 1;
+	src->version = 1;
+}
+
 /* A record, read once, becomes a source of every problem it is of: of the same template (its
  * evaluations read once for each template among the problems), or the problem itself tuned from
  * another version of the template. */
@@ -119,16 +135,8 @@ static int visit(void *ctx, const char *path, const char *key)
 				rt = t;
 			}
 			take_configs(pr->p, &r, add_source(pr, &rec, distance(pr->p, shape, &rec.gpu)));
-		} else if (!same && kt_key_same_problem(f, pr->fields.data)) {
-			uint16_t *cfg = kt_xcalloc((size_t)t->nparams + 1, sizeof *cfg);
-			if (kt_record_config_adapt(cJSON_GetObjectItemCaseSensitive(rec.doc, "config"), t, cfg, NULL) == 0) {
-				kt_seed_source *src = add_source(pr, &rec, KT_TRANSFER_OTHER_VERSION);
-				src->cfgs = cfg;
-				src->n = 1;
-				src->version = 1;
-			} else
-				free(cfg);
-		}
+		} else if (!same && kt_key_same_problem(f, pr->fields.data))
+			add_version(pr, &rec);
 	}
 	if (rt)
 		kt_tune_result_free(&r);
@@ -163,8 +171,8 @@ size_t kt_transfer_pick(const kt_problem *p, kt_seed_source *src, size_t nsrc, u
 	return n;
 }
 
-void kt_transfer_seeds_all(const kt_problem *p, size_t n, const char *const *dirs, int ndirs, uint16_t **seeds,
-			   size_t *nseeds, kt_buf *why)
+void kt_transfer_seeds_all(const kt_problem *p, size_t n, const char *const *dirs, int ndirs, kt_cache *remote,
+			   uint16_t **seeds, size_t *nseeds, kt_buf *why)
 {
 	scan sc = {.pr = kt_xcalloc(n + 1, sizeof *sc.pr), .n = n};
 	kt_err e = {0};
@@ -177,6 +185,19 @@ void kt_transfer_seeds_all(const kt_problem *p, size_t n, const char *const *dir
 	for (int i = 0; n && i < ndirs; i++)
 		if (dirs[i])
 			kt_cache_each(dirs[i], visit, &sc);
+	for (size_t k = 0; k < n && remote && kt_cache_remote(remote); k++) { /* what they leave, from the remote */
+		sources *pr = &sc.pr[k];
+		int have = !pr->prefixlen;
+		for (size_t s = 0; s < pr->n; s++)
+			have |= pr->src[s].version;
+		kt_key key = {.fields = pr->fields}; /* borrowed */
+		kt_record rec;
+		kt_key_of_fields(kt_buf_str(&pr->fields), pr->fields.len, key.hex);
+		if (!have && kt_cache_remote_other_version(remote, &key, &rec)) {
+			add_version(pr, &rec);
+			kt_record_free(&rec);
+		}
+	}
 	for (size_t k = 0; k < n; k++) {
 		sources *pr = &sc.pr[k];
 		size_t np = (size_t)(p[k].tmpl->nparams ? p[k].tmpl->nparams : 1);
@@ -196,7 +217,7 @@ void kt_transfer_seeds_all(const kt_problem *p, size_t n, const char *const *dir
 void kt_transfer_seeds(const kt_problem *p, const char *const *dirs, int ndirs, uint16_t **seeds, size_t *n,
 		       kt_buf *why)
 {
-	kt_transfer_seeds_all(p, 1, dirs, ndirs, seeds, n, why);
+	kt_transfer_seeds_all(p, 1, dirs, ndirs, NULL, seeds, n, why);
 }
 
 /* ---- the problem tuned from another version of its template ---- */

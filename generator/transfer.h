@@ -79,9 +79,10 @@ int kt_transfer_other_take(kt_other_version *e, const kt_record *rec);
 /* The seeds of each of the n problems p[k] into seeds[k] and nseeds[k] (and why[k], when why is
  * not NULL), as kt_transfer_seeds gives them, from one pass over the directories: a record is
  * read once however many problems it seeds (a project's records of a large template can hold
- * thousands of evaluations each). */
-void kt_transfer_seeds_all(const kt_problem *p, size_t n, const char *const *dirs, int ndirs, uint16_t **seeds,
-			   size_t *nseeds, kt_buf *why);
+ * thousands of evaluations each).  With remote (may be NULL), a problem of which the directories
+ * hold no record of another version asks that cache's remote for one (its problem's latest). */
+void kt_transfer_seeds_all(const kt_problem *p, size_t n, const char *const *dirs, int ndirs, kt_cache *remote,
+			   uint16_t **seeds, size_t *nseeds, kt_buf *why);
 
 /* The same from sources already read (tests, the recorded-space benchmark): ranks them by
  * distance and interleaves their configurations into seeds (room for KT_TRANSFER_SEEDS). */

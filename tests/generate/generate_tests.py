@@ -12,18 +12,22 @@ UNROLL=4; default BLOCK=128, UNROLL=1).
              (kt cache show); KT_AGENT=off tunes once; a hit never calls the planner
   measure    --l2 and --launch (and the template's @kt l2): how a miss is timed reaches the worker
              (the fake GPU's times), the record and, away from the defaults, the key
+  remote_seed  the template edited, nothing local: the choice of its version before, kept by a
+             remote (an HTTP server here), seeds the search of the miss
 
 usage: generate_tests.py --kt KT --fake DIR CASE
 Python standard library only.
 """
 import argparse
 import glob
+import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 
 
 
@@ -105,6 +109,66 @@ def case_gpu_keys(env):
 def record(path):
     with open(path) as f:
         return json.load(f)
+
+
+class Store(http.server.ThreadingHTTPServer):
+    """A remote cache on 127.0.0.1: PUT keeps a body under its path, GET and HEAD give it back."""
+
+    def __init__(self):
+        files = self.files = {}
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_PUT(self):
+                files[self.path] = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                self.send_response(201)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_GET(self, body=True):
+                data = files.get(self.path)
+                self.send_response(200 if data is not None else 404)
+                self.send_header("Content-Length", str(len(data or b"")))
+                self.end_headers()
+                if body and data:
+                    self.wfile.write(data)
+
+            def do_HEAD(self):
+                self.do_GET(body=False)
+
+            def log_message(self, *args):
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    def url(self):
+        return "http://127.0.0.1:%d/kt" % self.server_address[1]
+
+
+def case_remote_seed(env):
+    srv = Store()
+    try:
+        remote = {"KT_REMOTE_CACHE": srv.url()}
+        m, _ = env.generate(["n=4096"], "--quiet", "--budget", "12", env=remote)
+        check(origins(m) == ["tuned"], "v1 tuned: %s" % origins(m))
+        problem = [p for p in srv.files if p.startswith("/kt/v1/problem/")]
+        check(len(problem) == 1, "the problem's latest on the remote: %s" % sorted(srv.files))
+        # The template edited; another machine, nothing local.
+        v2 = os.path.join(env.root, "v2.cu.tmpl")
+        with open(env.template) as f, open(v2, "w") as g:
+            g.write(f.read() + "// edited\n")
+        shutil.rmtree(env.cache)
+        m, err = env.generate(["n=4096"], "--budget", "12", env=remote, template=v2)
+        check(origins(m) == ["tuned"] and "warm start from 1 configuration of" in err and
+              "(distance 0.5, another version of the template)" in err and "warning" not in err,
+              "v2 seeded from the remote:\n" + err)
+        # Without the remote nothing is left to seed it.
+        shutil.rmtree(env.cache)
+        m, err = env.generate(["n=4096"], "--budget", "12", template=v2)
+        check(origins(m) == ["tuned"] and "another version of the template" not in err, "v2 alone:\n" + err)
+    finally:
+        srv.shutdown()
+        srv.server_close()
 
 
 def case_budget(env):
@@ -251,7 +315,8 @@ def case_measure(env):
 
 
 CASES = {"gpu_keys": case_gpu_keys, "budget": case_budget, "robust": case_robust, "rounds": case_rounds,
-         "measure": case_measure}
+         "measure": case_measure,
+         "remote_seed": case_remote_seed}
 
 
 def main():

@@ -255,7 +255,7 @@ static void test_seeds(const char *tmp)
 	kt_buf whys[3] = {{0}};
 	for (int k = 0; k < 3; k++)
 		ps[k] = (kt_problem){.tmpl = t, .shape = shapes[k], .target = &target, .tc = &tc13};
-	kt_transfer_seeds_all(ps, 3, dirs, 3, all, nall, whys);
+	kt_transfer_seeds_all(ps, 3, dirs, 3, NULL, all, nall, whys);
 	for (int k = 0; k < 3; k++) {
 		kt_buf one = {0}, onewhy = {0}, many = {0};
 		seeds_of(dirs, 3, shapes[k][0], shapes[k][1], &one, &onewhy);

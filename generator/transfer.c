@@ -90,6 +90,15 @@ static kt_seed_source *add_source(sources *sc, const kt_record *rec, double d)
 	return s;
 }
 
+/* The remote's latest record of the problem whose key fields are fields, when it is of another
+ * version of the template (kt_cache_remote_other_version): 1 with rec. */
+static int remote_version(kt_cache *c, const kt_buf *fields, kt_record *rec)
+{
+	kt_key key = {.fields = *fields}; /* borrowed */
+	kt_key_of_fields(kt_buf_str(fields), fields->len, key.hex);
+	return kt_cache_remote_other_version(c, &key, rec);
+}
+
 /* rec, the problem of pr itself tuned from another version of the template, as its source at
  * KT_TRANSFER_OTHER_VERSION (its chosen configuration, read as the template reads one now). */
 static void add_version(sources *pr, const kt_record *rec)
@@ -190,10 +199,8 @@ void kt_transfer_seeds_all(const kt_problem *p, size_t n, const char *const *dir
 		int have = !pr->prefixlen;
 		for (size_t s = 0; s < pr->n; s++)
 			have |= pr->src[s].version;
-		kt_key key = {.fields = pr->fields}; /* borrowed */
 		kt_record rec;
-		kt_key_of_fields(kt_buf_str(&pr->fields), pr->fields.len, key.hex);
-		if (!have && kt_cache_remote_other_version(remote, &key, &rec)) {
+		if (!have && remote_version(remote, &pr->fields, &rec)) {
 			add_version(pr, &rec);
 			kt_record_free(&rec);
 		}
@@ -289,13 +296,13 @@ size_t kt_transfer_other_version_in(kt_other_version *e, size_t n, kt_cache *c, 
 	const char *dirs[2] = {kt_cache_dir(c, KT_TIER_USER), kt_cache_dir(c, KT_TIER_PROJECT)};
 	size_t found = n ? kt_transfer_other_version(e, n, dirs, 2) : 0, far = 0;
 	for (size_t i = 0; i < n && kt_cache_remote(c); i++) { /* what they leave, from the remote */
-		kt_key k = {0};
+		kt_buf fields = {0};
 		kt_record rec;
-		if (!e[i].found && kt_key_make(e[i].p, &k, NULL) == 0 && kt_cache_remote_other_version(c, &k, &rec)) {
+		if (!e[i].found && kt_key_fields(e[i].p, &fields, NULL) == 0 && remote_version(c, &fields, &rec)) {
 			far += (size_t)kt_transfer_other_take(&e[i], &rec);
 			kt_record_free(&rec);
 		}
-		kt_key_free(&k);
+		kt_buf_free(&fields);
 	}
 	if (remote)
 		*remote = far;

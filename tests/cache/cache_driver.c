@@ -32,7 +32,9 @@ static void print_warning(void *ctx, const char *msg)
 static int run(const char *verb, const char *path, const char *shape_spec, const char *config, kt_err *err)
 {
 	kt_buf diags = {0}, compiler = {0};
-	kt_tmpl *t = kt_tmpl_parse(path, NULL, &diags, err);
+	const char *arch = env("KT_DRIVER_ARCH", "");
+	kt_tmpl_opts to = {.arch = arch[0] ? arch : NULL}; /* as kt generate --arch reads the template */
+	kt_tmpl *t = kt_tmpl_parse(path, &to, &diags, err);
 	fputs(kt_buf_str(&diags), stderr);
 	kt_buf_free(&diags);
 	if (!t)
@@ -55,7 +57,7 @@ static int run(const char *verb, const char *path, const char *shape_spec, const
 	int rc = -1;
 	if (c && kt_tmpl_parse_shape(t, shape_spec, shape, err) == 0 &&
 	    kt_key_compiler(env("KT_DRIVER_NVCC", "nvcc"), kt_cache_dir(c, KT_TIER_USER), 1, &compiler, err) == 0) {
-		tc = (kt_toolchain){NULL, kt_buf_str(&compiler), env("KT_DRIVER_ARCH", ""), env("KT_DRIVER_FLAGS", "")};
+		tc = (kt_toolchain){NULL, kt_buf_str(&compiler), arch, env("KT_DRIVER_FLAGS", "")};
 		rc = kt_key_make(&p, &key, err);
 	}
 	if (rc == 0 && !strcmp(verb, "key")) {

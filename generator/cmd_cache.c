@@ -788,6 +788,7 @@ static const kt_subcmd commands[] = {
 	{"import", kt_cache_cmd_import, "read a T4 results file as a recorded space (for search experiments)"},
 	{"ls", cmd_ls, "list the records"},
 	{"promote", cmd_promote, "copy records from the user cache into the project's cache/"},
+	{"push", kt_cache_cmd_push, "upload the records of cache/ (or a user cache) to the remote cache"},
 	{"show", cmd_show, "print one record"},
 	{"stats", cmd_stats, "hits and misses by tier, corrupt records, size"},
 	{"verify", cmd_verify, "check that every record is whole"},

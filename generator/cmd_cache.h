@@ -1,5 +1,6 @@
-/* cmd_cache.h - what the two files of `kt cache` share: cmd_cache.c (stats, ls, show, explain,
- * verify, gc, promote and the table) and cmd_cache_t4.c (export and import, Kernel Tuner's T4).
+/* cmd_cache.h - what the files of `kt cache` share: cmd_cache.c (stats, ls, show, explain, verify,
+ * gc, promote and the table), cmd_cache_t4.c (export and import, Kernel Tuner's T4) and
+ * cmd_cache_push.c (push, to the remote).
  * Internal to them; cmd.h has the command itself. */
 #ifndef KT_CMD_CACHE_H
 #define KT_CMD_CACHE_H
@@ -31,5 +32,6 @@ kt_tmpl *kt_cache_cmd_template(const char *path, const kt_strlist *types, const 
 
 int kt_cache_cmd_export(int argc, char **argv);
 int kt_cache_cmd_import(int argc, char **argv);
+int kt_cache_cmd_push(int argc, char **argv);
 
 #endif

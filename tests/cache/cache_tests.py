@@ -16,6 +16,7 @@ against temporary cache directories and real HTTP servers on 127.0.0.1:
   promote_replaces a record of the template's new version replaces the old one's in cache/
   other_version    a miss not tuned takes the choice of the template's other version, else the defaults
   remote_other_version  the same from the remote: each store also keeps the record as its problem's latest
+  push             kt cache push: cache/ uploaded to the remote, as a store would; a later record kept
 
 usage: cache_tests.py --kt KT --driver DRIVER [--nginx NGINX] CASE
 Exit status 77 means the case was skipped (it says why); ctest maps it to "skipped".
@@ -738,6 +739,50 @@ def case_remote_other_version(w):
         check(len(warns) == 1 and "of another problem" in warns[0], "the mix-up:\n" + p.stderr)
     finally:
         srv.stop()
+
+
+def case_push(w):
+    # v1 tuned at two shapes and committed, before any remote.
+    k4096 = w.drive("store", "n=4096", "BLOCK=256,VEC=2,LOOP=flat").stdout.split()[1]
+    k8192 = w.drive("store", "n=8192", "BLOCK=64,VEC=4,LOOP=strided").stdout.split()[1]
+    w.run([w.kt, "cache", "promote", "--to", w.project], check=0)
+    for k in (k4096, k8192):
+        set_date(record_path(w.project, k), "2026-01-01T00:00:00Z")
+    srv = Nginx(w.nginx, w.root)
+    try:
+        push = [w.kt, "cache", "push", "--from", w.project, "--remote", srv.url()]
+        p = w.run(push, check=0)
+        check("pushed 2 records from %s to %s (2 as their problem's latest, 0 unreadable skipped)" % (w.project, srv.url())
+              in p.stdout and not warnings_in(p.stderr), "push:\n" + p.stdout + p.stderr)
+        base = os.path.join(srv.docs, "kt", "v1")
+        on = sorted(os.path.relpath(os.path.join(r, f), base) for r, _, fs in os.walk(base) for f in fs)
+        check(len(on) == 5 and k4096 + ".json" in on and k8192 + ".json" in on and "gpu/NVIDIA H200.json" in on and
+              sum(x.startswith("problem/") for x in on) == 2, "on the remote: %s" % on)
+        # The template edited, a machine with nothing local: both stand in from the remote.
+        v2 = edited(w, "v2", lambda t: t + "// edited\n")
+        fresh = w.env(KT_REMOTE_CACHE=srv.url(), KT_CACHE_DIR=os.path.join(w.root, "other-user"))
+        d = os.path.join(w.root, "gen-v2")
+        w.generate(d, shapes=["n=4096", "n=8192"], extra=["--gpu", "NVIDIA H200", "--read-only"], template=v2, env=fresh)
+        check(manifest(d) == {"n=4096": ("BLOCK=256,VEC=2,LOOP=flat", "other-version"),
+                              "n=8192": ("BLOCK=64,VEC=4,LOOP=strided", "other-version")}, "v2: %s" % manifest(d))
+        # v2 tuned at n=4096 through the remote; pushing v1's records again keeps v2's as the latest.
+        w.drive("store", "n=4096", "BLOCK=512,VEC=1,LOOP=strided", template=v2, env=w.env(KT_REMOTE_CACHE=srv.url()))
+        p = w.run(push, check=0)
+        check("pushed 2 records" in p.stdout and "(0 as their problem's latest" in p.stdout, "again:\n" + p.stdout)
+        v3 = edited(w, "v3", lambda t: t + "// edited again\n")
+        w.generate(d, shapes=["n=4096"], extra=["--gpu", "NVIDIA H200", "--read-only"], template=v3, env=fresh)
+        check(manifest(d)["n=4096"] == ("BLOCK=512,VEC=1,LOOP=strided", "other-version"), "v3: %s" % manifest(d))
+        # --kernel that matches nothing pushes nothing.
+        p = w.run(push + ["--kernel", "nothing*"], check=0)
+        check("pushed 0 records" in p.stdout, "--kernel:\n" + p.stdout)
+    finally:
+        srv.stop()
+    # No remote answers: an error that names it, after nothing was pushed.
+    url = "http://127.0.0.1:%d/kt" % free_port()
+    p = w.run([w.kt, "cache", "push", "--from", w.project, "--remote", url], check=1)
+    check(url in p.stderr and "0 records pushed before it failed" in p.stderr, "dead remote:\n" + p.stderr)
+    p = w.run([w.kt, "cache", "push", "--from", w.project], env=w.env(), check=1)
+    check("--remote URL" in p.stderr, "no remote:\n" + p.stderr)
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

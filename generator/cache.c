@@ -335,14 +335,22 @@ static int lookup_remote(kt_cache *c, const kt_key *k, const kt_tmpl *t, const i
 	return 1;
 }
 
+void kt_cache_problem_name(const char *fields, kt_buf *out)
+{
+	char problem[KT_KEY_HEX];
+	kt_key_problem(fields, problem);
+	kt_buf_printf(out, "problem/%s.json", problem);
+}
+
+void kt_cache_gpu_name(const char *gpu, kt_buf *out) { kt_buf_printf(out, "gpu/%s.json", gpu); }
+
 int kt_cache_remote_other_version(kt_cache *c, const kt_key *k, kt_record *rec)
 {
 	if (!c->remote)
 		return 0;
-	char problem[KT_KEY_HEX], name[KT_KEY_HEX + 16];
-	kt_key_problem(kt_buf_str(&k->fields), problem);
-	snprintf(name, sizeof name, "problem/%s.json", problem);
-	kt_buf text = {0};
+	kt_buf text = {0}, file = {0};
+	kt_cache_problem_name(kt_buf_str(&k->fields), &file);
+	const char *name = file.data;
 	kt_err why = {0};
 	int rc = kt_remote_get(c->remote, name, &text, &why);
 	if (rc < 0)
@@ -366,6 +374,7 @@ int kt_cache_remote_other_version(kt_cache *c, const kt_key *k, kt_record *rec)
 		rc = 0;
 	}
 	kt_buf_free(&text);
+	kt_buf_free(&file);
 	return rc > 0;
 }
 
@@ -427,16 +436,14 @@ static void store_remote(kt_cache *c, const kt_key *k, const kt_gpu_id *gpu, con
 	kt_buf_printf(&name, "%s.json", k->hex);
 	int rc = kt_remote_put(c->remote, name.data, text, len, &why);
 	if (rc == 0) {
-		char problem[KT_KEY_HEX];
-		kt_key_problem(kt_buf_str(&k->fields), problem);
 		kt_buf_reset(&name);
-		kt_buf_printf(&name, "problem/%s.json", problem);
+		kt_cache_problem_name(kt_buf_str(&k->fields), &name);
 		rc = kt_remote_put(c->remote, name.data, text, len, &why);
 	}
 	if (rc == 0 && gpu && !c->gpu_put) {
 		char *doc = kt_record_gpu_json(gpu);
 		kt_buf_reset(&name);
-		kt_buf_printf(&name, "gpu/%s.json", gpu->name);
+		kt_cache_gpu_name(gpu->name, &name);
 		rc = kt_remote_put(c->remote, name.data, doc, strlen(doc), &why);
 		c->gpu_put = rc == 0;
 		free(doc);
@@ -507,7 +514,7 @@ static int find_gpu_remote(kt_cache *c, const char *name, kt_gpu_id *out)
 {
 	kt_buf path = {0}, text = {0};
 	kt_err why = {0};
-	kt_buf_printf(&path, "gpu/%s.json", name);
+	kt_cache_gpu_name(name, &path);
 	int rc = kt_remote_get(c->remote, path.data, &text, &why);
 	if (rc > 0 && kt_record_gpu_read(text.data, text.len, name, out, &why) != 0) {
 		kt_buf msg = {0};

@@ -71,6 +71,12 @@ int kt_cache_lookup(kt_cache *c, const kt_key *k, const kt_problem *p, uint16_t 
 int kt_cache_store(kt_cache *c, const kt_key *k, const kt_problem *p, const kt_tune_result *r,
 		   const kt_record_history *h, kt_err *err);
 
+/* The names of the remote's files (remote.h) beside a record's "<key>.json", appended to out:
+ * the latest record of the problem whose key fields are fields ("problem/<kt_key_problem>.json")
+ * and the identity of the GPU called gpu ("gpu/<gpu>.json"). */
+void kt_cache_problem_name(const char *fields, kt_buf *out);
+void kt_cache_gpu_name(const char *gpu, kt_buf *out);
+
 /* The record the remote keeps as the latest of k's problem (kt_key_problem: every store puts it
  * there too), when it is of another version of the template than k's: 1 with rec (release with
  * kt_record_free).  0 when there is none, it is k's own, or there is no remote; a failure or a

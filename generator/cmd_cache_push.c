@@ -14,7 +14,6 @@
 #include "cmd.h"
 #include "cmd_cache.h"
 #include "cmd_env.h"
-#include "key.h"
 #include "record.h"
 #include "remote.h"
 
@@ -54,7 +53,7 @@ static int push_gpu(struct push *p, const kt_record *rec)
 	p->gpus[p->ngpus++] = kt_xstrdup(rec->gpu.name);
 	char *doc = kt_record_gpu_json(&rec->gpu);
 	kt_buf name = {0};
-	kt_buf_printf(&name, "gpu/%s.json", rec->gpu.name);
+	kt_cache_gpu_name(rec->gpu.name, &name);
 	int rc = kt_remote_put(p->remote, name.data, doc, strlen(doc), &p->err);
 	kt_buf_free(&name);
 	free(doc);
@@ -78,13 +77,14 @@ static int visit(void *ctx, const char *path, const char *key)
 	}
 	int rc = 0, later = 0;
 	if (!(p->kernel && fnmatch(p->kernel, rec.kernel, 0) != 0) && !(p->gpu && strcmp(p->gpu, rec.gpu.name) != 0)) {
-		char name[KT_KEY_HEX + 16], problem[KT_KEY_HEX];
-		snprintf(name, sizeof name, "%s.json", rec.key);
-		rc = kt_remote_put(p->remote, name, text.data, text.len, &p->err);
-		kt_key_problem(kt_buf_str(&rec.fields), problem);
-		snprintf(name, sizeof name, "problem/%s.json", problem);
-		if (rc == 0 && (later = later_than_remote(p, name, &rec)) > 0)
-			rc = kt_remote_put(p->remote, name, text.data, text.len, &p->err);
+		kt_buf name = {0};
+		kt_buf_printf(&name, "%s.json", rec.key);
+		rc = kt_remote_put(p->remote, name.data, text.data, text.len, &p->err);
+		kt_buf_reset(&name);
+		kt_cache_problem_name(kt_buf_str(&rec.fields), &name);
+		if (rc == 0 && (later = later_than_remote(p, name.data, &rec)) > 0)
+			rc = kt_remote_put(p->remote, name.data, text.data, text.len, &p->err);
+		kt_buf_free(&name);
 		if (rc == 0 && later >= 0)
 			rc = push_gpu(p, &rec);
 		if (rc == 0 && later >= 0) {

@@ -188,6 +188,10 @@ static void print_stats(const kt_tune_stats *st, int n)
 	printf("  first measurement after %.1f s; a reference's unit took the compiler %.2f s, so the first batch of the "
 	       "search held %d configurations\n",
 	       st->first_measure_s, st->unit_s, st->first_batch);
+	if (st->relaunched)
+		printf("  %d evaluations of a variant compiled for another configuration: they differ only in "
+		       "parameters that the code does not read, the launch's\n",
+		       st->relaunched);
 	if (st->stand_in)
 		printf("  %d evaluations of variants that NVRTC compiled standing in for nvcc; %d of them, the rivals of the "
 		       "choices, measured again as nvcc compiles them\n",

@@ -368,3 +368,57 @@ int kt_cusrc_mentions(const char *s, size_t n, const char *const *names, int nna
 	}
 	return 0;
 }
+
+/* 1 when the name s[0..len) is the macro name or one of its choices, name_IS_<choice>. */
+static int names_macro(const char *s, size_t len, const char *name, size_t want)
+{
+	return len >= want && !memcmp(s, name, want) && (len == want || (len > want + 4 && !memcmp(s + want, "_IS_", 4)));
+}
+
+int kt_cusrc_uses_macro(const char *s, size_t n, const char *name)
+{
+	size_t want = strlen(name);
+	int bol = 1, subject = 0; /* at a line's start (blanks aside); the next name is not a use */
+	for (size_t i = 0; i < n;) {
+		if (s[i] == '\n' || (s[i] == '\\' && i + 1 < n && s[i + 1] == '\n')) {
+			if (s[i] == '\n')
+				bol = 1, subject = 0;
+			i += s[i] == '\n' ? 1 : 2;
+			continue;
+		}
+		size_t j = skip_noise(s, i, n);
+		if (j != i || is_blank(s[i])) {
+			i = j != i ? j : i + 1;
+			continue;
+		}
+		if (bol && s[i] == '#') { /* a directive: #ifdef, #ifndef, #define and #undef name their subject */
+			size_t p = i + 1;
+			while (p < n && is_blank(s[p]))
+				p++;
+			size_t w = ident_len(s, p, n);
+			static const char *const words[] = {"ifdef", "ifndef", "define", "undef"};
+			for (size_t k = 0; k < sizeof words / sizeof *words; k++)
+				subject |= w == strlen(words[k]) && !memcmp(s + p, words[k], w);
+			bol = 0;
+			i = p + w;
+			continue;
+		}
+		bol = 0;
+		if (!is_id(s[i])) {
+			subject = subject && s[i] == '('; /* defined(NAME) */
+			i++;
+			continue;
+		}
+		size_t len = ident_len(s, i, n);
+		if (isdigit((unsigned char)s[i])) { /* a number: 1e5f, 0x10 */
+		} else if (subject) {
+			subject = 0;
+		} else if (len == 7 && !memcmp(s + i, "defined", 7)) {
+			subject = 1;
+		} else if (names_macro(s + i, len, name, want)) {
+			return 1;
+		}
+		i += len;
+	}
+	return 0;
+}

@@ -38,4 +38,10 @@ int kt_cusrc_system_includes(kt_arena *a, const char *text, size_t len, const ch
 /* 1 when an identifier of text[0..len), outside comments and literals, is one of names[0..n). */
 int kt_cusrc_mentions(const char *text, size_t len, const char *const *names, int n);
 
+/* 1 when text[0..len) uses the macro name, or one of its choices name_IS_<choice>: an identifier
+ * outside comments and literals, other than the subject of `#ifdef`, `#ifndef`, `#define`,
+ * `#undef` or `defined` (which a template writes to give the macro its default, and which cannot
+ * change the code where the macro is always defined). */
+int kt_cusrc_uses_macro(const char *text, size_t len, const char *name);
+
 #endif

@@ -909,6 +909,26 @@ static void find_includes(pctx *pc)
 	pc->t->includes = paths;
 }
 
+/* Which parameters only the launch reads (kt_tmpl.launch_only): neither the code nor its local
+ * headers name them, nor the shared memory's expression.  A header that cannot be read names
+ * every parameter. */
+static void find_launch_only(pctx *pc)
+{
+	kt_tmpl *t = pc->t;
+	unsigned char *lo = kt_arena_alloc(pc->a, (size_t)t->nparams + 1);
+	uint64_t smem = t->smem ? kt_expr_deps(t->smem) : 0;
+	for (int i = 0; i < t->nparams; i++)
+		lo[i] = !(smem >> t->params[i].slot & 1) && !kt_cusrc_uses_macro(t->src, t->srclen, t->params[i].name);
+	for (int h = 0; h < t->nincludes; h++) {
+		kt_buf text = {0};
+		int unread = kt_read_file(t->includes[h], &text, NULL) != 0;
+		for (int i = 0; i < t->nparams; i++)
+			lo[i] &= !unread && !kt_cusrc_uses_macro(text.data, text.len, t->params[i].name);
+		kt_buf_free(&text);
+	}
+	t->launch_only = lo;
+}
+
 /* ---- checks across directives ---- */
 
 static void check_required(pctx *pc)
@@ -1116,6 +1136,7 @@ kt_tmpl *kt_tmpl_parse_text(const char *path, const char *text, size_t len, cons
 	check_globals(pc);
 	publish(pc);
 	find_includes(pc);
+	find_launch_only(pc);
 	finish_diags(pc, diags);
 	int nerr = pc->nerrors;
 	free(pc->lines);

@@ -157,6 +157,7 @@ typedef struct kt_tmpl {
 
 	int nincludes;
 	const char *const *includes; /* local headers from #include "..." (paths as resolved) */
+	const unsigned char *launch_only; /* per parameter: 1 when only the launch reads it (kt_tmpl_code_config) */
 
 	kt_scope scope; /* names of all slots, for kt_expr_* */
 	/* The launch geometry's names (grid, block, smem): scope's slots and, after them, `sms`, the
@@ -203,6 +204,13 @@ void kt_tmpl_format_config(const kt_tmpl *t, const uint16_t *cfg, kt_buf *out);
 int kt_tmpl_parse_config(const kt_tmpl *t, const char *spec, uint16_t *cfg, kt_err *err);
 /* The default configuration. */
 void kt_tmpl_default_config(const kt_tmpl *t, uint16_t *cfg);
+/* The configuration whose code cfg compiles to, into code[nparams]: cfg with each parameter that
+ * only the launch reads at its default.  Such a parameter (a grid size, say) is named by neither
+ * the code nor its local headers (the `#ifndef NAME` and `#define NAME` that give it a default
+ * aside: kt_cusrc_uses_macro), nor by the shared memory's expression; its values make one
+ * variant launched in other ways, which the tuner compiles once.  Returns 1 when code differs
+ * from cfg. */
+int kt_tmpl_code_config(const kt_tmpl *t, const uint16_t *cfg, uint16_t *code);
 
 /* The slot of `sms` (after the shape symbols and parameters). */
 static inline int kt_tmpl_sms_slot(const kt_tmpl *t) { return t->nshapes + t->nparams; }

@@ -183,6 +183,16 @@ void kt_tmpl_default_config(const kt_tmpl *t, uint16_t *cfg)
 		cfg[i] = (uint16_t)t->params[i].def;
 }
 
+int kt_tmpl_code_config(const kt_tmpl *t, const uint16_t *cfg, uint16_t *code)
+{
+	int other = 0;
+	for (int i = 0; i < t->nparams; i++) {
+		code[i] = t->launch_only && t->launch_only[i] ? (uint16_t)t->params[i].def : cfg[i];
+		other |= code[i] != cfg[i];
+	}
+	return other;
+}
+
 /* ---- evaluation ---- */
 
 void kt_tmpl_env(const kt_tmpl *t, const int64_t *shape, const uint16_t *cfg, kt_val *env)

@@ -351,6 +351,8 @@ static void enqueue(tuner *tu, int k, size_t idx, int kind, idlist *fresh)
 		tu_id_add(fresh, c.unit);
 	} else if (ur->task != k) {
 		tu->st.reused++;
+	} else if (!c.confirm) {
+		tu->st.relaunched++;
 	}
 	if (ur->state == U_DONE) {
 		if (tu_sort_out(tu, &c))

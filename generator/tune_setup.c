@@ -98,10 +98,26 @@ int tu_task_setup(tuner *tu, task *ta, kt_err *err)
 	return 0;
 }
 
+/* The configuration whose unit runs task ta's reference: the default; where it is infeasible,
+ * the first that compiles to the default's code (it differs only in how it is launched:
+ * kt_tmpl_code_config), whose unit holds the reference anyway; else the first. */
+static size_t reference_config(const task *ta)
+{
+	if (ta->def_idx >= 0)
+		return (size_t)ta->def_idx;
+	uint16_t code[KT_MAX_SLOTS], def[KT_MAX_SLOTS];
+	kt_tmpl_default_config(ta->t, def);
+	for (size_t i = 0; i < ta->space->count; i++)
+		if (kt_tmpl_code_config(ta->t, kt_space_cfg(ta->space, i), code) &&
+		    !memcmp(code, def, (size_t)ta->t->nparams * sizeof *code))
+			return i;
+	return 0;
+}
+
 void tu_task_reference(tuner *tu, int k, idlist *fresh)
 {
 	task *ta = &tu->tasks[k];
-	size_t ri = ta->def_idx >= 0 ? (size_t)ta->def_idx : 0;
+	size_t ri = reference_config(ta);
 	if (ta->def_idx >= 0)
 		tu_enqueue(tu, k, ri, fresh);
 	ta->ref_unit = tu_unit_make(tu, k, kt_space_cfg(ta->space, ri), UNIT_REF);

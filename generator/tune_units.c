@@ -79,16 +79,20 @@ static long dyn_smem(const task *ta, const uint16_t *cfg)
 	return kt_tmpl_launch(ta->t, env, &l, &e) ? 0 : (long)l.smem;
 }
 
-/* The unit (kind UNIT_*) of configuration cfg of task k's group: found, or made (U_NEW).  Its
+/* The unit (kind UNIT_*) of configuration launch of task k's group: found, or made (U_NEW); the
+ * configurations that differ only in parameters that the code does not read share one
+ * (kt_tmpl_code_config), compiled as the one at those parameters' defaults.  Its
  * text includes the group's copy of the template without its reference kernel (group.noref)
  * unless it is the default's, which runs the reference: so nvcc compiles the reference once, not
  * in every unit.  UNIT_REF: a unit that holds the reference whatever its configuration (a task
  * whose default is infeasible runs its reference from another configuration's unit): never
  * packed.  UNIT_NVCC: compiled by nvcc, never NVRTC (group.ccn). */
-long tu_unit_make(tuner *tu, int k, const uint16_t *cfg, int kind)
+long tu_unit_make(tuner *tu, int k, const uint16_t *launch, int kind)
 {
 	const task *ta = &tu->tasks[k];
 	group *g = tu->groups[ta->group];
+	uint16_t cfg[KT_MAX_SLOTS];
+	kt_tmpl_code_config(ta->t, launch, cfg);
 	int whole = !g->noref || is_default(ta->t, cfg), alone = kind == UNIT_REF && !whole;
 	char sym[150], name[160];
 	kt_emit_symbol(ta->t, ta->t->kernel, cfg, sym, sizeof sym);
@@ -105,7 +109,7 @@ long tu_unit_make(tuner *tu, int k, const uint16_t *cfg, int kind)
 	snprintf(ur->u.name, sizeof ur->u.name, "%s", name);
 	snprintf(ur->u.entry, sizeof ur->u.entry, "%s_kernel", sym);
 	ur->u.cc = kind == UNIT_NVCC ? &g->ccn : &g->cc;
-	ur->u.dyn_smem = dyn_smem(ta, cfg);
+	ur->u.dyn_smem = dyn_smem(ta, launch); /* the same for every launch: kt_tmpl_code_config */
 	kt_emit_variant_from(ta->t, from, cfg, sym, &ur->u.src);
 	if (g->cc.prelude && !alone)
 		kt_emit_part_from(ta->t, from, cfg, sym, &ur->u.part);

@@ -39,8 +39,33 @@ static void test_global_def(void)
 	CHECK_STR(def("__global__ void k(float *o) {}", "ref"), "-");
 }
 
+static int uses(const char *src, const char *name) { return kt_cusrc_uses_macro(src, strlen(src), name); }
+
+/* A parameter's macro is used where it can change the code: not where the template gives it a
+ * default, nor in comments and literals. */
+static void test_uses_macro(void)
+{
+	static const char defaults[] = "#ifndef GROWS\n#define GROWS 1\n#endif\n"
+				       "#ifndef STORE\n#  define STORE reread\n#define STORE_IS_regs 0\n#endif\n"
+				       "#if !defined(GROWS) || !defined STORE\n#undef GROWS\n#endif\n"
+				       "// GROWS rows a group\n/* STORE_IS_regs */ const char *s = \"GROWS\";\n"
+				       "__global__ void k(float *o) { o[0] = 1e5f + 0x10; }\n";
+	CHECK(!uses(defaults, "GROWS"));
+	CHECK(!uses(defaults, "STORE"));
+	CHECK(uses("__global__ void k(float *o) { o[GROWS] = 1; }", "GROWS"));
+	CHECK(uses("#if STORE_IS_regs\nint x;\n#endif", "STORE"));
+	CHECK(uses("#define ROWS (RPB * GROWS)", "GROWS"));
+	CHECK(uses("#define ROWS \\\n\t(RPB * GROWS)", "GROWS"));
+	CHECK(uses("#if defined(GROWS) && GROWS > 1\n#endif", "GROWS"));
+	CHECK(uses("#ifdef X\nint a = GROWS;\n#endif", "GROWS"));
+	CHECK(uses("__launch_bounds__(BLOCK) __global__ void k(void);", "BLOCK"));
+	CHECK(!uses("int MY_GROWS, GROWSX, STORE_ISX, STORE_IS_;", "GROWS"));
+	CHECK(!uses("int STORE_ISX, STORE_IS_;", "STORE"));
+}
+
 int main(void)
 {
+	test_uses_macro();
 	CHECK(has("__global__ void k(int *x) {}", "k"));
 	CHECK(!has("__global__ void k(int *x) {}", "x"));
 	CHECK(!has("__device__ void k(int *x) {}", "k"));

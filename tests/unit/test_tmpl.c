@@ -59,6 +59,17 @@ static char *canon(const kt_tmpl *t, const kt_expr *e)
 	return out;
 }
 
+/* The names of the parameters that only the launch reads, separated by blanks. */
+static const char *launch_only(const kt_tmpl *t)
+{
+	static char out[256];
+	out[0] = 0;
+	for (int i = 0; i < t->nparams; i++)
+		if (t->launch_only[i])
+			snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s", out[0] ? " " : "", t->params[i].name);
+	return out;
+}
+
 static kt_tmpl *parse_full(const kt_tmpl_opts *opts)
 {
 	kt_buf diags = {0};
@@ -172,6 +183,17 @@ static void test_structure(void)
 	CHECK_STR(canon(t, t->flops), "((4.5 * rows) * hidden)");
 	CHECK(t->atol == 1e-2 && t->rtol == 5e-3);
 	CHECK_INT(t->nincludes, 0); /* dir/kt_test_a.cuh does not exist */
+	/* Only the launch reads VEC, RPB, STEP and FAST: the code names BLOCK, the shared memory
+	 * ALGO.  So the configurations that differ in those share their code. */
+	CHECK_STR(launch_only(t), "VEC RPB STEP FAST");
+	uint16_t cfg[6] = {0, 1, 2, 0, 0, 0}, code[6];
+	CHECK_INT(kt_tmpl_code_config(t, cfg, code), 1);
+	CHECK(code[0] == 0 && code[1] == t->params[1].def && code[2] == t->params[2].def && code[4] == 0 &&
+	      code[5] == t->params[5].def);
+	kt_tmpl_default_config(t, cfg);
+	cfg[0] = 1;
+	CHECK_INT(kt_tmpl_code_config(t, cfg, code), 0);
+	CHECK(!memcmp(cfg, code, sizeof cfg));
 
 	kt_buf b = {0};
 	kt_tmpl_arglist(t, 0, &b);
@@ -324,7 +346,7 @@ static void test_includes(void)
 	CHECK_INT(write_file(dir, "full.cu.tmpl", text.data), 0);
 	CHECK_INT(write_file(dir, "kt_test_a.cuh", "#pragma once\n#include \"kt_test_a.cuh\"\n#include \"sub/b.cuh\"\n"), 0);
 	CHECK_INT(write_file(sub, "b.cuh", "#include \"../kt_test_a.cuh\"\n#include \"c.cuh\"\n"), 0);
-	CHECK_INT(write_file(sub, "c.cuh", "// leaf\n"), 0);
+	CHECK_INT(write_file(sub, "c.cuh", "// leaf\n#define STRIDE (STEP * VEC)\n"), 0);
 	char *path = kt_path_join(dir, "full.cu.tmpl");
 	kt_buf diags = {0};
 	kt_err err = {0};
@@ -338,6 +360,7 @@ static void test_includes(void)
 			CHECK_STR(t->includes[1], b);
 			CHECK_STR(t->includes[2], c);
 		}
+		CHECK_STR(launch_only(t), "RPB FAST"); /* the last header names STEP and VEC */
 		free(a);
 		free(b);
 		free(c);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "emit.h"
 #include "hangs.h"
 #include "tune.h"
 
@@ -465,6 +466,70 @@ static void test_compiled_once(const kt_tmpl *t)
 	CHECK_INT(one.reused, 0);
 }
 
+/* A template whose G only sizes the grid (the kernel strides over the rest): the code never
+ * names it, so its values share a variant. */
+static const char grid_src[] =
+	"// @kt kernel    scale\n"
+	"// @kt shape     n\n"
+	"// @kt param     BLOCK in 64, 128, 256 default 128\n"
+	"// @kt param     G     in 1, 2, 4 default 1\n"
+	"// @kt arg       out float[n] out\n"
+	"// @kt arg       x   float[n] in fill uniform(-2, 2)\n"
+	"// @kt arg       n   int = n\n"
+	"// @kt grid      cdiv(n, BLOCK * G)\n"
+	"// @kt block     BLOCK\n"
+	"// @kt bytes     8 * n\n"
+	"// @kt tolerance 1e-6\n"
+	"#ifndef G\n#define G 1\n#endif\n"
+	"__global__ void scale(float *out, const float *x, int n)\n"
+	"{\n"
+	"\tfor (int i = blockIdx.x * BLOCK + threadIdx.x; i < n; i += gridDim.x * BLOCK)\n"
+	"\t\tout[i] = 2.0f * x[i];\n"
+	"}\n";
+
+/* Configurations that differ only in what the launch reads are compiled once and each launched
+ * its own way: 9 evaluated from 3 variants (and the check kernels' unit), each G at its grid. */
+static void test_launch_only(const char *dir)
+{
+	char log[600];
+	kt_err err = {0};
+	kt_tmpl *t = write_template(dir, "grid.cu.tmpl", grid_src, sizeof grid_src - 1);
+	if (!t)
+		return;
+	snprintf(log, sizeof log, "%s/grid-launches.log", dir);
+	setenv("KT_FAKE_LOG", log, 1);
+	int64_t shape[1] = {4096};
+	kt_tune_task task = {.p = {t, shape, NULL, &fake_tc}};
+	kt_tune_opts o = fake_opts(NULL);
+	o.strategy = "exhaustive";
+	kt_tune_stats st = {0};
+	o.stats = &st;
+	CHECK_INT(kt_tune_batch(&task, 1, &o, &err), 0);
+	unsetenv("KT_FAKE_LOG");
+	CHECK_INT(task.out.nevals, 9);
+	for (size_t i = 0; i < task.out.nevals; i++)
+		CHECK_INT(task.out.evals[i].status, KT_OK);
+	CHECK_INT(st.compiled, 3 + 1);
+	CHECK_INT(st.relaunched, 6);
+	/* BLOCK=64's variant (the one of G=1) ran at G = 1, 2, 4: in 64, 32 and 16 blocks. */
+	kt_buf text = {0};
+	CHECK_INT(kt_read_file(log, &text, &err), 0);
+	char sym[150], want[200];
+	kt_emit_symbol(t, t->kernel, (const uint16_t[]){0, 0}, sym, sizeof sym);
+	snprintf(want, sizeof want, "launch %s_kernel ", sym);
+	int grids = 0; /* bit g: a launch in 64 >> g blocks */
+	for (const char *p = strstr(kt_buf_str(&text), want); p; p = strstr(p + 1, want)) {
+		long long blocks = 0;
+		const char *gp = strstr(p, " grid=");
+		if (gp && sscanf(gp, " grid=%lld", &blocks) == 1)
+			grids |= blocks == 64 ? 1 : blocks == 32 ? 2 : blocks == 16 ? 4 : 8;
+	}
+	CHECK_INT(grids, 7);
+	kt_buf_free(&text);
+	kt_tune_result_free(&task.out);
+	kt_tmpl_free(t);
+}
+
 /* A template whose default (the reference) builds and whose every other configuration does not:
  * like a round whose new parameter does not build at a shape. */
 static const char nobuild_src[] =
@@ -498,6 +563,7 @@ static const char nobuild_src[] =
 	"// fake-compile-error: X=7\n"
 	"#ifndef BLOCK\n#define BLOCK 128\n#endif\n"
 	"#ifndef UNROLL\n#define UNROLL 1\n#endif\n"
+	"static __device__ const int scale_knobs[] = {UNROLL, X}; /* the fake's: each is a variant */\n"
 	"__global__ void scale(float *out, const float *x, int n)\n"
 	"{\n"
 	"\tint i = blockIdx.x * BLOCK + threadIdx.x;\n"
@@ -521,6 +587,7 @@ static const char stall_src[] =
 	"//\n"
 	"// fake-rule: STAGES=1 hang\n"
 	"#ifndef BLOCK\n#define BLOCK 128\n#endif\n"
+	"static __device__ const int scale_stages = STAGES; /* the fake's knob: each STAGES is a variant */\n"
 	"__global__ void scale(float *out, const float *x, int n)\n"
 	"{\n"
 	"\tint i = blockIdx.x * BLOCK + threadIdx.x;\n"
@@ -581,6 +648,7 @@ static const char ties_src[] =
 	"// fake-best: A=3\n"
 	"// fake-time-us: 40\n"
 	"#ifndef B\n#define B 64\n#endif\n"
+	"static __device__ const int scale_a = A; /* the fake's knob: each A is a variant */\n"
 	"__global__ void scale(float *out, const float *x, int n)\n"
 	"{\n"
 	"\tint i = blockIdx.x * B + threadIdx.x;\n"
@@ -625,14 +693,16 @@ static void test_ties(const char *dir)
 
 /* A template with a reference kernel whose default is infeasible at the shape (U=3 does not
  * divide it): the reference runs from a unit of its own, and it is the only unit that compiles
- * the reference (the others include the copy without it, kt_emit_unreferenced). */
-static const char refonce_src[] =
+ * the reference (the others include the copy without it, kt_emit_unreferenced).  `%s` is the
+ * kernel's body: one that reads U, or one that strides (U then sizes only the grid, and the
+ * default's variant is compiled for BLOCK=64,U=1 and 2: the reference runs from it). */
+static const char refonce_fmt[] =
 	"// @kt kernel    scale\n"
 	"// @kt reference scale_naive grid n block 1\n"
 	"// @kt shape     n\n"
 	"// @kt param     BLOCK in 32, 64, 128 default 64\n"
 	"// @kt param     U     in 1, 2, 3 default 3\n"
-	"// @kt require   n % U == 0\n"
+	"// @kt require   n %% U == 0\n"
 	"// @kt arg       out float[n] out\n"
 	"// @kt arg       x   float[n] in fill uniform(-2, 2)\n"
 	"// @kt arg       n   int = n\n"
@@ -643,9 +713,7 @@ static const char refonce_src[] =
 	"#ifndef BLOCK\n#define BLOCK 64\n#endif\n"
 	"__global__ void scale(float *out, const float *x, int n)\n"
 	"{\n"
-	"\tint i = blockIdx.x * BLOCK + threadIdx.x;\n"
-	"\tif (i < n)\n"
-	"\t\tout[i] = 2.0f * x[i];\n"
+	"%s"
 	"}\n"
 	"extern \"C\" __global__ void scale_naive(float *out, const float *x, int n)\n"
 	"{\n"
@@ -653,12 +721,16 @@ static const char refonce_src[] =
 	"\t\tout[i] = 2.0f * x[i];\n"
 	"}\n";
 
-static void test_reference_once(const char *dir)
+static void reference_once(const char *dir, const char *body, int own_unit)
 {
-	char work[600];
+	char work[600], name[64];
 	kt_err err = {0};
-	kt_tmpl *t = write_template(dir, "refonce.cu.tmpl", refonce_src, sizeof refonce_src - 1);
-	snprintf(work, sizeof work, "%s/refonce-work", dir);
+	kt_buf src = {0};
+	kt_buf_printf(&src, refonce_fmt, body);
+	snprintf(name, sizeof name, "refonce%d.cu.tmpl", own_unit);
+	kt_tmpl *t = write_template(dir, name, src.data, src.len);
+	kt_buf_free(&src);
+	snprintf(work, sizeof work, "%s/refonce%d-work", dir, own_unit);
 	if (!t)
 		return;
 	kt_tune_opts o = fake_opts(work);
@@ -671,11 +743,12 @@ static void test_reference_once(const char *dir)
 	/* The fake compiler's cubins are the compiled text: one of them defines the reference. */
 	DIR *d = opendir(work);
 	struct dirent *e;
-	int with_ref = 0, cubins = 0;
+	int with_ref = 0, cubins = 0, own = 0;
 	while (d && (e = readdir(d)) != NULL) {
 		size_t n = strlen(e->d_name);
 		if (n < 6 || strcmp(e->d_name + n - 6, ".cubin"))
 			continue;
+		own += n > 10 && !strcmp(e->d_name + n - 10, "_ref.cubin");
 		char cubin[1200];
 		kt_buf text = {0};
 		snprintf(cubin, sizeof cubin, "%s/%s", work, e->d_name);
@@ -688,8 +761,23 @@ static void test_reference_once(const char *dir)
 		closedir(d);
 	CHECK(cubins >= 2);
 	CHECK_INT(with_ref, 1);
+	CHECK_INT(own, own_unit);
 	kt_tune_result_free(&r);
 	kt_tmpl_free(t);
+}
+
+static void test_reference_once(const char *dir)
+{
+	static const char *const bodies[] = {
+		"\tint base = (blockIdx.x * BLOCK + threadIdx.x) * U;\n"
+		"\tfor (int j = 0; j < U; j++)\n"
+		"\t\tif (base + j < n)\n"
+		"\t\t\tout[base + j] = 2.0f * x[base + j];\n",
+		"\tfor (int i = blockIdx.x * BLOCK + threadIdx.x; i < n; i += gridDim.x * BLOCK)\n"
+		"\t\tout[i] = 2.0f * x[i];\n",
+	};
+	for (int k = 0; k < 2; k++)
+		reference_once(dir, bodies[k], k == 0);
 }
 
 /* tune.c's first batch for 8 compile jobs and a batch of 128 (a quarter: 32) over a space of
@@ -951,6 +1039,7 @@ int main(void)
 		test_batch(t, dir);
 		test_seeds_and_stop(t);
 		test_compiled_once(t);
+		test_launch_only(dir);
 		test_give_up(dir);
 		test_hangs_held(dir);
 		test_ties(dir);

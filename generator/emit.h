@@ -1,9 +1,11 @@
 /* emit.h - writing the generated code of one tuned kernel.
  *
  * For a kernel NAME, kt_emit writes into the output directory:
- *   kt_NAME_<hash>.cu  one translation unit per distinct configuration of the generic table: the
- *                      template included with the parameters as macros, and a launcher for that
- *                      variant; the build compiles it for every target it has
+ *   kt_NAME_<hash>.cu  one translation unit per distinct configuration of the generic table (its
+ *                      code configuration: choices that differ only in what the launch reads share
+ *                      one, kt_tmpl_code_config): the template included with the parameters as
+ *                      macros, and a launcher for that variant; the build compiles it for every
+ *                      target it has
  *   kt_NAME_<hash>_sm<target>.cu
  *                      the same, for a configuration of a GPU table: compiled by kt's rule for
  *                      that GPU's target alone (one unit for every GPU of that target)

@@ -475,6 +475,49 @@ static void test_options(void)
 	kt_buf_free(&diags);
 }
 
+/* Two shapes whose choices differ only in G, which only the grid reads: one variant file, which
+ * the dispatcher launches with each shape's own configuration. */
+static void test_launch_only(void)
+{
+	static const char src[] = "// @kt kernel k\n// @kt shape n\n// @kt param B in 64, 128\n// @kt param G in 1, 4\n"
+				  "// @kt grid cdiv(n, B * G)\n// @kt block B\n// @kt arg out float[n] out\n// @kt arg n int = n\n"
+				  "__global__ void k(float *out, int n)\n{\n"
+				  "\tfor (int i = blockIdx.x * B + threadIdx.x; i < n; i += gridDim.x * B)\n\t\tout[i] = 1.f;\n}\n";
+	kt_buf diags = {0};
+	kt_err err = {0};
+	kt_tmpl *t = kt_tmpl_parse_text("grid.cu.tmpl", src, sizeof src - 1, NULL, &diags, &err);
+	CHECK(t != NULL);
+	if (!t)
+		return;
+	const int64_t s1[1] = {4096}, s2[1] = {65536};
+	const uint16_t c1[2] = {1, 0}, c2[2] = {1, 1};
+	const kt_choice ch[2] = {{s1, c1, "tuned", NULL}, {s2, c2, "tuned", NULL}};
+	char *dir = path_in(tmpdir, "launch_only");
+	kt_emit_opts eo = {.name = "lo", .outdir = dir, .nchoices = 2, .choices = ch};
+	CHECK_INT(kt_emit(t, &eo, &err), 0);
+	char sym[160];
+	kt_emit_symbol(t, "lo", c1, sym, sizeof sym);
+	int files = 0;
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+		files += !strncmp(e->d_name, "kt_lo_", 6);
+	if (d)
+		closedir(d);
+	CHECK_INT(files, 2); /* B=128's, for both G, and the fallback's (the default, B=64) */
+	char *disp = slurp(dir, "kt_lo.cu");
+	kt_buf want1 = {0}, want2 = {0};
+	kt_buf_printf(&want1, "{{4096LL}, {128LL, 1LL}, %s}", sym);
+	kt_buf_printf(&want2, "{{65536LL}, {128LL, 4LL}, %s}", sym);
+	CHECK(disp && strstr(disp, want1.data) && strstr(disp, want2.data));
+	free(disp);
+	kt_buf_free(&want1);
+	kt_buf_free(&want2);
+	rm_rf(dir);
+	free(dir);
+	kt_tmpl_free(t);
+	kt_buf_free(&diags);
+}
+
 /* The headers: only those the types need, and <atomic> for a variant's launcher, never in the
  * prelude of parts.  The tuner's copy of a template without its reference: the reference's
  * lines kept empty after a #line naming the template, its local includes absolute. */
@@ -553,6 +596,7 @@ int main(void)
 	}
 	test_options();
 	test_unreferenced();
+	test_launch_only();
 	kt_tmpl_free(t);
 	char *out = path_in(tmpdir, "out");
 	rm_rf(out);

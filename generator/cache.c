@@ -496,7 +496,7 @@ static int visit_gpu(void *ctx, const char *path, const char *key)
 	kt_record r = {0};
 	/* Most records are of other GPUs: a substring test spares parsing them. */
 	if (kt_read_file(path, &text, NULL) == 0 && (!s->plain || strstr(text.data, s->name)) &&
-	    kt_record_read(text.data, text.len, &r, NULL) == 0 && !strcmp(r.gpu.name, s->name)) {
+	    kt_record_read_head(text.data, text.len, &r, NULL) == 0 && !strcmp(r.gpu.name, s->name)) {
 		const char *date = r.date ? r.date : "";
 		if (!s->found || strcmp(date, s->date) > 0) {
 			s->best = r.gpu;
@@ -585,7 +585,7 @@ static int visit_closest(void *ctx, const char *path, const char *key)
 	struct closest *s = ctx;
 	kt_buf text = {0};
 	kt_record r = {0};
-	if (kt_read_file(path, &text, NULL) == 0 && kt_record_read(text.data, text.len, &r, NULL) == 0) {
+	if (kt_read_file(path, &text, NULL) == 0 && kt_record_read_head(text.data, text.len, &r, NULL) == 0) {
 		const char *f = kt_buf_str(&r.fields);
 		if (same_field(f, s->want, "kernel") && same_field(f, s->want, "shape") && same_field(f, s->want, "gpu.name")) {
 			int d = count_diff(s->want, f, NULL);

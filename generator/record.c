@@ -322,6 +322,101 @@ int kt_record_read(const char *text, size_t len, kt_record *out, kt_err *err)
 	return read_doc(out, err);
 }
 
+/* ---- a record's head: its members but the evaluations, read without parsing those ---------------- */
+
+static size_t skip_blank(const char *s, size_t i, size_t n)
+{
+	while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+		i++;
+	return i;
+}
+
+/* The end of the JSON value that starts at s[i]: past a string, object or array's last
+ * character, or at the ',', '}' or ']' that ends a number or literal.  0 when it does not end
+ * within n.  Only the brackets and strings are followed, not checked: the parse of what is kept
+ * checks that. */
+static size_t skip_value(const char *s, size_t i, size_t n)
+{
+	size_t start = i;
+	for (int depth = 0; i < n;) {
+		char c = s[i];
+		if (c == '"') {
+			for (i++; i < n && s[i] != '"'; i += s[i] == '\\' ? 2 : 1)
+				;
+			if (i++ >= n)
+				return 0;
+			if (depth == 0)
+				return i;
+			continue;
+		}
+		if ((c == ',' || c == '}' || c == ']') && depth == 0)
+			return i > start ? i : 0;
+		depth += c == '{' || c == '[' ? 1 : c == '}' || c == ']' ? -1 : 0;
+		i++;
+		if ((c == '}' || c == ']') && depth == 0)
+			return i;
+	}
+	return 0;
+}
+
+/* The members of a record's top-level object whose values are the bulk of it, and which a
+ * head read leaves out. */
+static int bulky(const char *name, size_t n)
+{
+	static const char *const names[] = {"evaluated", "retimed", "rounds", "refactor"};
+	for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+		if (n == strlen(names[k]) && !memcmp(name, names[k], n))
+			return 1;
+	return 0;
+}
+
+/* The text of the record's object without its bulky members, into out; -1 when s is not an
+ * object of members. */
+static int head_text(const char *s, size_t n, kt_buf *out)
+{
+	size_t i = skip_blank(s, 0, n);
+	if (i >= n || s[i++] != '{')
+		return -1;
+	kt_buf_putc(out, '{');
+	for (int first = 1;;) {
+		i = skip_blank(s, i, n);
+		if (i < n && s[i] == '}' && first)
+			break;
+		size_t name = i, name_end = i < n && s[i] == '"' ? skip_value(s, i, n) : 0;
+		size_t colon = name_end ? skip_blank(s, name_end, n) : n;
+		if (colon >= n || s[colon] != ':')
+			return -1;
+		size_t value = skip_blank(s, colon + 1, n), value_end = skip_value(s, value, n);
+		if (!value_end)
+			return -1;
+		if (!bulky(s + name + 1, name_end - name - 2)) {
+			if (out->len > 1)
+				kt_buf_putc(out, ',');
+			kt_buf_add(out, s + name, value_end - name);
+		}
+		i = skip_blank(s, value_end, n);
+		if (i < n && s[i] == '}')
+			break;
+		if (i >= n || s[i++] != ',')
+			return -1;
+		first = 0;
+	}
+	kt_buf_putc(out, '}');
+	return 0;
+}
+
+int kt_record_read_head(const char *text, size_t len, kt_record *out, kt_err *err)
+{
+	memset(out, 0, sizeof *out);
+	kt_buf head = {0};
+	if (head_text(text, len, &head) == 0)
+		out->doc = cJSON_ParseWithLength(head.data, head.len);
+	kt_buf_free(&head);
+	if (!out->doc)
+		return kt_fail(err, "not valid JSON (truncated or corrupt)");
+	return read_doc(out, err);
+}
+
 void kt_record_free(kt_record *r)
 {
 	cJSON_Delete(r->doc);

@@ -66,14 +66,29 @@ static void take_configs(const kt_problem *p, const kt_tune_result *r, kt_seed_s
 	free(ok);
 }
 
-/* Reads the record at path; 0, or -1 when it cannot be read (it then gives nothing). */
-static int read_record(const char *path, kt_record *rec)
+/* Reads the record at path, whole or its head only (kt_record_read_head: no evaluations); 0, or -1
+ * when it cannot be read (it then gives nothing). */
+static int read_record(const char *path, kt_record *rec, int head)
 {
 	kt_buf text = {0};
 	kt_err e = {0};
-	int rc = kt_read_file(path, &text, &e) == 0 && kt_record_read(text.data, text.len, rec, &e) == 0 ? 0 : -1;
+	int rc = kt_read_file(path, &text, &e) == 0 &&
+			 (head ? kt_record_read_head : kt_record_read)(text.data, text.len, rec, &e) == 0
+		 ? 0
+		 : -1;
 	kt_buf_free(&text);
 	return rc;
+}
+
+/* 1 when the record whose key fields are f is of the template of a problem of sc (its
+ * evaluations are then read). */
+static int same_template(const scan *sc, const char *f)
+{
+	for (size_t k = 0; k < sc->n; k++)
+		if (sc->pr[k].prefixlen && !strncmp(f, sc->pr[k].fields.data, sc->pr[k].prefixlen) &&
+		    !strncmp(f + sc->pr[k].prefixlen, "shape=", 6))
+			return 1;
+	return 0;
 }
 
 static kt_seed_source *add_source(sources *sc, const kt_record *rec, double d)
@@ -123,8 +138,13 @@ static int visit(void *ctx, const char *path, const char *key)
 	scan *sc = ctx;
 	kt_record rec;
 	(void)key;
-	if (read_record(path, &rec) != 0)
+	if (read_record(path, &rec, 1) != 0)
 		return 0;
+	if (same_template(sc, kt_buf_str(&rec.fields))) { /* most records are not: their heads do */
+		kt_record_free(&rec);
+		if (read_record(path, &rec, 0) != 0)
+			return 0;
+	}
 	const char *f = kt_buf_str(&rec.fields);
 	const kt_tmpl *rt = NULL; /* the template r was read for */
 	kt_tune_result r = {0};
@@ -254,7 +274,7 @@ static int visit_version(void *ctx, const char *path, const char *key)
 	vscan *vs = ctx;
 	kt_record rec;
 	(void)key;
-	if (read_record(path, &rec) != 0)
+	if (read_record(path, &rec, 1) != 0)
 		return 0;
 	const char *f = kt_buf_str(&rec.fields), *date = rec.date ? rec.date : "";
 	for (size_t i = 0; i < vs->n; i++) {

@@ -744,6 +744,10 @@ int kt_tune_robust(const kt_tmpl *t, const kt_tune_result *const *rs, size_t n, 
 				const kt_eval *e = first_eval(rs[u], ord[u], np, c);
 				if (!e)
 					continue;
+				if (u < s || (u == s && e != &rs[s]->evals[i])) { /* weighed where it came first */
+					w = INFINITY;
+					break;
+				}
 				shapes++;
 				double b = best_time(rs[u]);
 				w = e->status != KT_OK || b <= 0 ? INFINITY : fmax(w, e->median_us / b);

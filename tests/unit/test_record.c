@@ -497,6 +497,58 @@ static void test_retimed(void)
 	kt_tune_result_free(&r);
 }
 
+/* A head read: the same record but its evaluations, which are skipped unparsed; strings with
+ * brackets and escaped quotes are skipped as strings; a record cut short is refused. */
+static void test_head(void)
+{
+	kt_tune_result r, back;
+	make_result(&r);
+	r.retimed = kt_xcalloc(1, sizeof *r.retimed);
+	r.retimed[0] = (kt_retimed){0, 3.3, 0.02, 1};
+	r.nretimed = 1;
+	kt_key k = {0};
+	make_key(&k, "-O3");
+	kt_err err = {0};
+	char *text = kt_record_json(&k, &prob, &r, NULL, &err);
+	CHECK(text && strstr(text, "\"evaluated\"") && strstr(text, "\"retimed\""));
+	if (!text)
+		return;
+	kt_buf odd = {0};
+	kt_buf_printf(&odd, "{\"note\": \"a \\\"}], {[ b\", \"n\": [1, {\"x\": \"]\"}], %s", strchr(text, '{') + 1);
+	kt_record full, head;
+	CHECK(kt_record_read(odd.data, odd.len, &full, &err) == 0);
+	CHECK(kt_record_read_head(odd.data, odd.len, &head, &err) == 0);
+	CHECK_STR(head.key, full.key);
+	CHECK_STR(kt_buf_str(&head.fields), kt_buf_str(&full.fields));
+	CHECK_STR(head.gpu.name, "NVIDIA H200");
+	CHECK_STR(head.date, full.date);
+	CHECK(head.time_us == full.time_us);
+	CHECK_STR(kt_json_str(head.doc, "note"), "a \"}], {[ b");
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(head.doc, "n")) == 2);
+	CHECK(cJSON_GetObjectItem(head.doc, "config") && !cJSON_GetObjectItem(head.doc, "evaluated") &&
+	      !cJSON_GetObjectItem(head.doc, "retimed"));
+	kt_record_result(&head, t, &back);
+	CHECK_INT((long)back.nevals, 0);
+	kt_tune_result_free(&back);
+	kt_record_free(&full);
+	kt_record_free(&head);
+	/* Cut inside the evaluations, or after them: not a record. */
+	const char *ev = strstr(odd.data, "\"evaluated\"");
+	CHECK(kt_record_read_head(odd.data, (size_t)(ev - odd.data) + 40, &head, &err) == -1);
+	CHECK_STR(err.msg, "not valid JSON (truncated or corrupt)");
+	kt_record_free(&head);
+	CHECK(kt_record_read_head(odd.data, odd.len - 2, &head, &err) == -1);
+	kt_record_free(&head);
+	CHECK(kt_record_read_head("[1, 2]", 6, &head, &err) == -1);
+	kt_record_free(&head);
+	CHECK(kt_record_read_head("{\"a\": 1,}", 9, &head, &err) == -1);
+	kt_record_free(&head);
+	kt_buf_free(&odd);
+	free(text);
+	kt_key_free(&k);
+	kt_tune_result_free(&r);
+}
+
 int main(void)
 {
 	kt_buf diags = {0};
@@ -514,6 +566,7 @@ int main(void)
 	test_result();
 	test_measure();
 	test_retimed();
+	test_head();
 	kt_tmpl_free(t);
 	kt_buf_free(&diags);
 	return check_done();

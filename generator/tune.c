@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "compile.h"
+#include "decide.h"
 #include "proc.h"
 #include "search.h"
 #include "space.h"
@@ -510,6 +511,36 @@ static int start_ready(tuner *tu, kt_err *err)
 	return 0;
 }
 
+/* Compiles by nvcc ahead, on up to spare cores that a batch leaves idle, the variants of the
+ * searching tasks' rivals as they stand that NVRTC stood in for: before a task chooses, its rivals
+ * are measured again from nvcc's variants (confirm_rivals), which are then ready.  A steered
+ * search asks small batches, so nvcc's 0.6-0.8 s a variant would otherwise come after its last
+ * one; a rival that falls behind before the end cost only an idle core. */
+static void compile_ahead(tuner *tu, idlist *fresh, size_t spare)
+{
+	long rival[KT_DECIDE_MAX];
+	for (size_t k = 0; k < tu->ntasks && spare; k++) {
+		task *ta = &tu->tasks[k];
+		if (ta->state != T_ASKING)
+			continue;
+		size_t n = tu_rivals(tu, ta, rival);
+		for (size_t i = 0; i < n && spare; i++) {
+			const kt_eval *e = &ta->r->evals[rival[i]];
+			if (!e->stand_in)
+				continue;
+			long u = tu_unit_make(tu, (int)k, e->cfg, UNIT_NVCC);
+			unitrec *ur = &tu->units[u];
+			if (ur->state != U_NEW)
+				continue;
+			ur->state = U_COMPILING;
+			ur->task = (int)k;
+			tu_id_add(fresh, u);
+			tu->st.ahead++;
+			spare--;
+		}
+	}
+}
+
 /* Starts a compile batch in each free slot while the searches have something to ask.  A search
  * steered by results asks a small batch, whose compile keeps the cores busy for less time than
  * it takes to come back: a second batch, asked from the same results, compiles beside it. */
@@ -520,6 +551,9 @@ static int refill(tuner *tu, kt_err *err)
 		tu->later = (idlist){0};
 		join_pending(tu, &fresh);
 		ask_all(tu, &fresh);
+		size_t jobs = (size_t)kt_compile_jobs(&tu->batchcc);
+		if (fresh.n && fresh.n < jobs)
+			compile_ahead(tu, &fresh, jobs - fresh.n);
 		int rc = fresh.n ? tu_compile_start(tu, &fresh, err) : 0;
 		size_t n = fresh.n;
 		free(fresh.v);

@@ -511,13 +511,16 @@ static int start_ready(tuner *tu, kt_err *err)
 	return 0;
 }
 
-/* Compiles by nvcc ahead, on up to spare cores that a batch leaves idle, the variants of the
- * searching tasks' rivals as they stand that NVRTC stood in for: before a task chooses, its rivals
- * are measured again from nvcc's variants (confirm_rivals), which are then ready.  A steered
- * search asks small batches, so nvcc's 0.6-0.8 s a variant would otherwise come after its last
- * one; a rival that falls behind before the end cost only an idle core. */
-static void compile_ahead(tuner *tu, idlist *fresh, size_t spare)
+/* Compiles by nvcc ahead, in slot AHEAD, up to spare variants of the searching tasks' rivals as
+ * they stand that NVRTC stood in for: before a task chooses, its rivals are measured again from
+ * nvcc's variants (confirm_rivals), which are then ready.  A steered search asks small batches, so
+ * nvcc's 0.6-0.8 s a variant would otherwise come after its last one.  A slot of their own, so
+ * that the batches' slots do not wait for nvcc; a rival that falls behind before the end cost a
+ * core that the search's small batches left idle. */
+static int compile_ahead(tuner *tu, size_t spare, kt_err *err)
 {
+	idlist ahead = {0};
+	idlist *fresh = &ahead;
 	long rival[KT_DECIDE_MAX];
 	for (size_t k = 0; k < tu->ntasks && spare; k++) {
 		task *ta = &tu->tasks[k];
@@ -539,6 +542,9 @@ static void compile_ahead(tuner *tu, idlist *fresh, size_t spare)
 			spare--;
 		}
 	}
+	int rc = ahead.n ? tu_compile_ahead(tu, &ahead, err) : 0;
+	free(ahead.v);
+	return rc;
 }
 
 /* Starts a compile batch in each free slot while the searches have something to ask.  A search
@@ -552,9 +558,9 @@ static int refill(tuner *tu, kt_err *err)
 		join_pending(tu, &fresh);
 		ask_all(tu, &fresh);
 		size_t jobs = (size_t)kt_compile_jobs(&tu->batchcc);
-		if (fresh.n && fresh.n < jobs)
-			compile_ahead(tu, &fresh, jobs - fresh.n);
 		int rc = fresh.n ? tu_compile_start(tu, &fresh, err) : 0;
+		if (rc == 0 && fresh.n && fresh.n < jobs && !tu->busy[AHEAD])
+			rc = compile_ahead(tu, jobs - fresh.n, err);
 		size_t n = fresh.n;
 		free(fresh.v);
 		if (rc || !n)
@@ -608,7 +614,7 @@ static int pipeline(tuner *tu, kt_err *err)
 static void tuner_free(tuner *tu)
 {
 	free(tu->later.v);
-	for (int s = 0; s < SLOTS; s++) {
+	for (int s = 0; s < NSLOTS; s++) {
 		if (tu->busy[s])
 			kt_proc_kill(&tu->ninja[s]);
 		free(tu->slot_units[s]);

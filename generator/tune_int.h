@@ -33,6 +33,7 @@ static const double RETIME_BLOCK_US = 10000, RETIME_LAUNCH_US = 10;
  * load (tune_choose.c). */
 static const double RETIME_WARM_FACTOR = 300, RETIME_WARM_US = 1e6;
 enum { SLOTS = 2 };                            /* compile batches in flight at once */
+enum { AHEAD = SLOTS, NSLOTS = SLOTS + 1 };    /* and the slot of the rivals compiled ahead */
 static const double FIRST_BATCH_S = 2.0;       /* the searches' first batch compiles in about this */
 enum { PENDING = -2 };                         /* ev_of: on its way, not yet recorded */
 
@@ -132,12 +133,12 @@ typedef struct tuner {
 	size_t capindex;
 	kt_compiler batchcc; /* ninja, jobs, workdir (and the check unit's compiler) */
 	char exe[PATH_MAX];  /* the kt executable: workers and `kt nvrtc` */
-	kt_proc ninja[SLOTS];
-	long *slot_units[SLOTS];
-	size_t slot_n[SLOTS];
-	unsigned char *slot_done[SLOTS]; /* its units whose results came before the batch ended */
-	int busy[SLOTS];
-	int next_slot;
+	kt_proc ninja[NSLOTS];
+	long *slot_units[NSLOTS];
+	size_t slot_n[NSLOTS];
+	unsigned char *slot_done[NSLOTS]; /* its units whose results came before the batch ended */
+	int busy[NSLOTS];
+	int next_slot;    /* of the batches' SLOTS; AHEAD is used by nothing else */
 	candlist waiting, ready;
 	idlist later;     /* units made outside a refill, for the next compile batch */
 	kt_pool *pool;
@@ -205,6 +206,8 @@ long tu_unit_of(tuner *tu, int k, const uint16_t *cfg);
 void tu_group_free(group *g);
 int tu_group_of(tuner *tu, const kt_tmpl *t, const kt_toolchain *tc, kt_err *err);
 int tu_compile_start(tuner *tu, const idlist *l, kt_err *err);
+/* The same in slot AHEAD, for the rivals' variants compiled ahead (tune.c). */
+int tu_compile_ahead(tuner *tu, const idlist *l, kt_err *err);
 int tu_compile_finish(tuner *tu, int s, kt_err *err);
 int tu_oldest_busy(const tuner *tu);
 int tu_reap(tuner *tu, int wait, kt_err *err);

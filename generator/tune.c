@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "compile.h"
-#include "decide.h"
 #include "proc.h"
 #include "search.h"
 #include "space.h"
@@ -511,42 +510,6 @@ static int start_ready(tuner *tu, kt_err *err)
 	return 0;
 }
 
-/* Compiles by nvcc ahead, in slot AHEAD, up to spare variants of the searching tasks' rivals as
- * they stand that NVRTC stood in for: before a task chooses, its rivals are measured again from
- * nvcc's variants (confirm_rivals), which are then ready.  A steered search asks small batches, so
- * nvcc's 0.6-0.8 s a variant would otherwise come after its last one.  A slot of their own, so
- * that the batches' slots do not wait for nvcc; a rival that falls behind before the end cost a
- * core that the search's small batches left idle. */
-static int compile_ahead(tuner *tu, size_t spare, kt_err *err)
-{
-	idlist ahead = {0};
-	idlist *fresh = &ahead;
-	long rival[KT_DECIDE_MAX];
-	for (size_t k = 0; k < tu->ntasks && spare; k++) {
-		task *ta = &tu->tasks[k];
-		if (ta->state != T_ASKING)
-			continue;
-		size_t n = tu_rivals(tu, ta, rival);
-		for (size_t i = 0; i < n && spare; i++) {
-			const kt_eval *e = &ta->r->evals[rival[i]];
-			if (!e->stand_in)
-				continue;
-			long u = tu_unit_make(tu, (int)k, e->cfg, UNIT_NVCC);
-			unitrec *ur = &tu->units[u];
-			if (ur->state != U_NEW)
-				continue;
-			ur->state = U_COMPILING;
-			ur->task = (int)k;
-			tu_id_add(fresh, u);
-			tu->st.ahead++;
-			spare--;
-		}
-	}
-	int rc = ahead.n ? tu_compile_ahead(tu, &ahead, err) : 0;
-	free(ahead.v);
-	return rc;
-}
-
 /* Starts a compile batch in each free slot while the searches have something to ask.  A search
  * steered by results asks a small batch, whose compile keeps the cores busy for less time than
  * it takes to come back: a second batch, asked from the same results, compiles beside it. */
@@ -557,10 +520,7 @@ static int refill(tuner *tu, kt_err *err)
 		tu->later = (idlist){0};
 		join_pending(tu, &fresh);
 		ask_all(tu, &fresh);
-		size_t jobs = (size_t)kt_compile_jobs(&tu->batchcc);
 		int rc = fresh.n ? tu_compile_start(tu, &fresh, err) : 0;
-		if (rc == 0 && fresh.n && fresh.n < jobs && !tu->busy[AHEAD])
-			rc = compile_ahead(tu, jobs - fresh.n, err);
 		size_t n = fresh.n;
 		free(fresh.v);
 		if (rc || !n)
@@ -614,7 +574,7 @@ static int pipeline(tuner *tu, kt_err *err)
 static void tuner_free(tuner *tu)
 {
 	free(tu->later.v);
-	for (int s = 0; s < NSLOTS; s++) {
+	for (int s = 0; s < SLOTS; s++) {
 		if (tu->busy[s])
 			kt_proc_kill(&tu->ninja[s]);
 		free(tu->slot_units[s]);

@@ -33,7 +33,6 @@ static const double RETIME_BLOCK_US = 10000, RETIME_LAUNCH_US = 10;
  * load (tune_choose.c). */
 static const double RETIME_WARM_FACTOR = 300, RETIME_WARM_US = 1e6;
 enum { SLOTS = 2 };                            /* compile batches in flight at once */
-enum { AHEAD = SLOTS, NSLOTS = SLOTS + 1 };    /* and the slot of the rivals compiled ahead */
 static const double FIRST_BATCH_S = 2.0;       /* the searches' first batch compiles in about this */
 enum { PENDING = -2 };                         /* ev_of: on its way, not yet recorded */
 
@@ -133,12 +132,12 @@ typedef struct tuner {
 	size_t capindex;
 	kt_compiler batchcc; /* ninja, jobs, workdir (and the check unit's compiler) */
 	char exe[PATH_MAX];  /* the kt executable: workers and `kt nvrtc` */
-	kt_proc ninja[NSLOTS];
-	long *slot_units[NSLOTS];
-	size_t slot_n[NSLOTS];
-	unsigned char *slot_done[NSLOTS]; /* its units whose results came before the batch ended */
-	int busy[NSLOTS];
-	int next_slot;    /* of the batches' SLOTS; AHEAD is used by nothing else */
+	kt_proc ninja[SLOTS];
+	long *slot_units[SLOTS];
+	size_t slot_n[SLOTS];
+	unsigned char *slot_done[SLOTS]; /* its units whose results came before the batch ended */
+	int busy[SLOTS];
+	int next_slot;
 	candlist waiting, ready;
 	idlist later;     /* units made outside a refill, for the next compile batch */
 	kt_pool *pool;
@@ -164,8 +163,6 @@ const char *tu_stop_reason(const tuner *tu, const task *ta, char *buf, size_t bu
 int tu_sort_out(tuner *tu, cand *c);
 void tu_enqueue(tuner *tu, int k, size_t idx, idlist *fresh);
 void tu_enqueue_confirm(tuner *tu, int k, size_t idx, idlist *fresh);
-/* The rivals of task ta's choice as it stands (decide.h) into rival[KT_DECIDE_MAX]; how many. */
-size_t tu_rivals(const tuner *tu, const task *ta, long *rival);
 void tu_id_add(idlist *l, long id);
 /* Asks task k's search for up to max configurations into fresh; how many it gave. */
 size_t tu_ask_task(tuner *tu, int k, size_t max, idlist *fresh);
@@ -206,8 +203,6 @@ long tu_unit_of(tuner *tu, int k, const uint16_t *cfg);
 void tu_group_free(group *g);
 int tu_group_of(tuner *tu, const kt_tmpl *t, const kt_toolchain *tc, kt_err *err);
 int tu_compile_start(tuner *tu, const idlist *l, kt_err *err);
-/* The same in slot AHEAD, for the rivals' variants compiled ahead (tune.c). */
-int tu_compile_ahead(tuner *tu, const idlist *l, kt_err *err);
 int tu_compile_finish(tuner *tu, int s, kt_err *err);
 int tu_oldest_busy(const tuner *tu);
 int tu_reap(tuner *tu, int wait, kt_err *err);

@@ -200,9 +200,10 @@ int tu_group_of(tuner *tu, const kt_tmpl *t, const kt_toolchain *tc, kt_err *err
 
 /* ---- compiling ------------------------------------------------------------------------------------- */
 
-/* Starts compiling the fresh units in slot s. */
-static int compile_in(tuner *tu, const idlist *l, int s, kt_err *err)
+/* Starts compiling the fresh units in the next free slot. */
+int tu_compile_start(tuner *tu, const idlist *l, kt_err *err)
 {
+	int s = tu->next_slot;
 	const long *fresh = l->v;
 	size_t n = l->n;
 	kt_unit *u = kt_xcalloc(n + 1, sizeof *u);
@@ -219,19 +220,10 @@ static int compile_in(tuner *tu, const idlist *l, int s, kt_err *err)
 	tu->slot_n[s] = n;
 	tu->slot_done[s] = kt_xcalloc(n + 1, 1);
 	tu->busy[s] = rc == 0;
-	tu->st.batches += s != AHEAD;
+	tu->next_slot = (s + 1) % SLOTS;
+	tu->st.batches++;
 	return rc;
 }
-
-/* Starts compiling the fresh units in the next free slot. */
-int tu_compile_start(tuner *tu, const idlist *l, kt_err *err)
-{
-	int s = tu->next_slot;
-	tu->next_slot = (s + 1) % SLOTS;
-	return compile_in(tu, l, s, err);
-}
-
-int tu_compile_ahead(tuner *tu, const idlist *l, kt_err *err) { return compile_in(tu, l, AHEAD, err); }
 
 /* The candidates waiting for units that are done: ready, or recorded as failed. */
 static void release_waiting(tuner *tu)
@@ -308,7 +300,7 @@ int tu_compile_finish(tuner *tu, int s, kt_err *err)
 	return rc < 0 ? -1 : 0;
 }
 
-/* The oldest busy slot of the batches, else AHEAD when it is busy, else -1. */
+/* The oldest busy slot, or -1. */
 int tu_oldest_busy(const tuner *tu)
 {
 	for (int i = 0; i < SLOTS; i++) {
@@ -316,15 +308,15 @@ int tu_oldest_busy(const tuner *tu)
 		if (tu->busy[s])
 			return s;
 	}
-	return tu->busy[AHEAD] ? AHEAD : -1;
+	return -1;
 }
 
 /* Until a busy slot's ninja says something (an edge ended) or ends. */
 static void wait_ninja(const tuner *tu)
 {
-	struct pollfd fds[NSLOTS];
+	struct pollfd fds[SLOTS];
 	nfds_t n = 0;
-	for (int s = 0; s < NSLOTS; s++)
+	for (int s = 0; s < SLOTS; s++)
 		if (tu->busy[s]) {
 			if (tu->ninja[s].eof || tu->ninja[s].in.len || tu->ninja[s].fd < 0)
 				return; /* something to take already */
@@ -339,8 +331,8 @@ int tu_reap(tuner *tu, int wait, kt_err *err)
 {
 	if (wait)
 		wait_ninja(tu);
-	for (int i = 0; i < NSLOTS; i++) {
-		int s = i < SLOTS ? (tu->next_slot + i) % SLOTS : AHEAD;
+	for (int i = 0; i < SLOTS; i++) {
+		int s = (tu->next_slot + i) % SLOTS;
 		if (!tu->busy[s])
 			continue;
 		take_early(tu, s);

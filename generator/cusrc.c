@@ -369,10 +369,11 @@ int kt_cusrc_mentions(const char *s, size_t n, const char *const *names, int nna
 	return 0;
 }
 
-/* 1 when the name s[0..len) is the macro name or one of its choices, name_IS_<choice>. */
+/* 1 when the name s[0..len) is the macro name or one of its choices, name_IS_<choice>, or
+ * name_IS_ alone (pasted to a choice: CAT(ALGO_IS_, onepass)). */
 static int names_macro(const char *s, size_t len, const char *name, size_t want)
 {
-	return len >= want && !memcmp(s, name, want) && (len == want || (len > want + 4 && !memcmp(s + want, "_IS_", 4)));
+	return len >= want && !memcmp(s, name, want) && (len == want || (len >= want + 4 && !memcmp(s + want, "_IS_", 4)));
 }
 
 int kt_cusrc_uses_macro(const char *s, size_t n, const char *name)

@@ -60,7 +60,8 @@ static void test_uses_macro(void)
 	CHECK(uses("#ifdef X\nint a = GROWS;\n#endif", "GROWS"));
 	CHECK(uses("__launch_bounds__(BLOCK) __global__ void k(void);", "BLOCK"));
 	CHECK(!uses("int MY_GROWS, GROWSX, STORE_ISX, STORE_IS_;", "GROWS"));
-	CHECK(!uses("int STORE_ISX, STORE_IS_;", "STORE"));
+	CHECK(!uses("int STORE_ISX, STORE_I;", "STORE"));
+	CHECK(uses("#define CAT(a, b) a##b\nint x = CAT(STORE_IS_, regs);", "STORE")); /* pasted */
 }
 
 int main(void)

@@ -143,7 +143,7 @@ static int visit_ls(void *ctx, const char *path, const char *key)
 	kt_buf text = {0}, conf = {0};
 	kt_record r = {0};
 	kt_err err = {0};
-	if (kt_read_file(path, &text, &err) == 0 && kt_record_read(text.data, text.len, &r, &err) == 0) {
+	if (kt_read_file(path, &text, &err) == 0 && kt_record_read_head(text.data, text.len, &r, &err) == 0) {
 		kt_record_config_text(&r, &conf);
 		const cJSON *s = cJSON_GetObjectItemCaseSensitive(r.doc, "search");
 		const cJSON *ev = cJSON_GetObjectItemCaseSensitive(s, "evaluations"), *sec = cJSON_GetObjectItemCaseSensitive(s, "seconds");

@@ -337,14 +337,22 @@ static size_t skip_blank(const char *s, size_t i, size_t n)
  * checks that. */
 static size_t skip_value(const char *s, size_t i, size_t n)
 {
+	static const unsigned char stop[256] = {['"'] = 1, ['{'] = 1, ['}'] = 1, ['['] = 1, [']'] = 1, [','] = 1};
 	size_t start = i;
 	for (int depth = 0; i < n;) {
 		char c = s[i];
-		if (c == '"') {
-			for (i++; i < n && s[i] != '"'; i += s[i] == '\\' ? 2 : 1)
-				;
-			if (i++ >= n)
-				return 0;
+		if (c == '"') { /* to the quote after an even run of backslashes */
+			for (i++;;) {
+				const char *q = memchr(s + i, '"', n - i);
+				if (!q)
+					return 0;
+				size_t j = (size_t)(q - s), k = j;
+				while (k > i && s[k - 1] == '\\')
+					k--;
+				i = j + 1;
+				if ((j - k) % 2 == 0)
+					break;
+			}
 			if (depth == 0)
 				return i;
 			continue;
@@ -355,6 +363,8 @@ static size_t skip_value(const char *s, size_t i, size_t n)
 		i++;
 		if ((c == '}' || c == ']') && depth == 0)
 			return i;
+		while (i < n && !stop[(unsigned char)s[i]]) /* numbers, names' colons, blanks */
+			i++;
 	}
 	return 0;
 }

@@ -514,7 +514,8 @@ static void test_head(void)
 	if (!text)
 		return;
 	kt_buf odd = {0};
-	kt_buf_printf(&odd, "{\"note\": \"a \\\"}], {[ b\", \"n\": [1, {\"x\": \"]\"}], %s", strchr(text, '{') + 1);
+	kt_buf_printf(&odd, "{\"note\": \"a \\\"}], {[ b\", \"dir\": \"c:\\\\\", \"n\": [1, {\"x\": \"]\"}], %s",
+		      strchr(text, '{') + 1);
 	kt_record full, head;
 	CHECK(kt_record_read(odd.data, odd.len, &full, &err) == 0);
 	CHECK(kt_record_read_head(odd.data, odd.len, &head, &err) == 0);
@@ -524,6 +525,7 @@ static void test_head(void)
 	CHECK_STR(head.date, full.date);
 	CHECK(head.time_us == full.time_us);
 	CHECK_STR(kt_json_str(head.doc, "note"), "a \"}], {[ b");
+	CHECK_STR(kt_json_str(head.doc, "dir"), "c:\\"); /* an escaped backslash, then the closing quote */
 	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(head.doc, "n")) == 2);
 	CHECK(cJSON_GetObjectItem(head.doc, "config") && !cJSON_GetObjectItem(head.doc, "evaluated") &&
 	      !cJSON_GetObjectItem(head.doc, "retimed"));

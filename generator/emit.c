@@ -364,8 +364,8 @@ int kt_emit_unreferenced(const kt_tmpl *t, kt_buf *out)
 /* ---- the plan: distinct variants and the tables ----------------------------------------- */
 
 typedef struct variant {
-	uint16_t *cfg;      /* the configuration it is compiled with (owned): its choices' code configuration
-			     * (kt_tmpl_code_config), so choices that differ only in their launch share it */
+	uint16_t cfg[KT_MAX_SLOTS]; /* the configuration it is compiled with: its choices' code configuration
+				     * (kt_tmpl_code_config), so choices that differ only in their launch share it */
 	const char *arch;   /* the GPU target it is built for by kt; NULL: by the build, for every target */
 	char symbol[160];
 	char *file;         /* absolute path of its .cu */
@@ -408,21 +408,17 @@ static int same_arch(const char *a, const char *b) { return (!a && !b) || (a && 
 /* The variant for launch built for arch, added when new; -1 when its symbol collides with another. */
 static int plan_variant(plan *p, const uint16_t *launch, const char *arch, kt_err *err)
 {
-	uint16_t cfg[KT_MAX_SLOTS];
-	kt_tmpl_code_config(p->t, launch, cfg);
+	variant v = {.arch = arch};
+	kt_tmpl_code_config(p->t, launch, v.cfg);
 	for (int i = 0; i < p->nvariants; i++)
-		if (same_arch(p->variants[i].arch, arch) && cfg_equal(p->t, p->variants[i].cfg, cfg))
+		if (same_arch(p->variants[i].arch, arch) && cfg_equal(p->t, p->variants[i].cfg, v.cfg))
 			return i;
-	variant v = {.cfg = kt_xmalloc(sizeof cfg), .arch = arch};
-	memcpy(v.cfg, cfg, sizeof cfg);
-	kt_emit_symbol(p->t, p->o->name, cfg, v.symbol, sizeof v.symbol);
+	kt_emit_symbol(p->t, p->o->name, v.cfg, v.symbol, sizeof v.symbol);
 	if (arch)
 		snprintf(v.symbol + strlen(v.symbol), sizeof v.symbol - strlen(v.symbol), "_sm%s", arch);
 	for (int i = 0; i < p->nvariants; i++)
-		if (!strcmp(p->variants[i].symbol, v.symbol)) {
-			free(v.cfg);
+		if (!strcmp(p->variants[i].symbol, v.symbol))
 			return kt_fail_internal(err, "%s: two configurations hash to the same variant name", v.symbol);
-		}
 	kt_buf f = {0};
 	kt_buf_printf(&f, "%s.cu", v.symbol);
 	v.file = kt_path_join(p->outdir, f.data);
@@ -522,10 +518,8 @@ static int plan_table(plan *p, ptable *tb, kt_err *err)
 
 static void plan_free(plan *p)
 {
-	for (int i = 0; i < p->nvariants; i++) {
+	for (int i = 0; i < p->nvariants; i++)
 		free(p->variants[i].file);
-		free(p->variants[i].cfg);
-	}
 	free(p->variants);
 	for (int i = 0; i < p->ntables; i++) {
 		free(p->tables[i].entry_variant);

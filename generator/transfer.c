@@ -66,17 +66,14 @@ static void take_configs(const kt_problem *p, const kt_tune_result *r, kt_seed_s
 	free(ok);
 }
 
-/* Reads the record at path, whole or its head only (kt_record_read_head: no evaluations); 0, or -1
- * when it cannot be read (it then gives nothing). */
-static int read_record(const char *path, kt_record *rec, int head)
+/* Reads the head of the record at path (kt_record_read_head: no evaluations), keeping its text in
+ * text (when given) to be read whole after; 0, or -1 when it cannot be read (it then gives
+ * nothing). */
+static int read_head(const char *path, kt_record *rec, kt_buf *text)
 {
-	kt_buf text = {0};
-	kt_err e = {0};
-	int rc = kt_read_file(path, &text, &e) == 0 &&
-			 (head ? kt_record_read_head : kt_record_read)(text.data, text.len, rec, &e) == 0
-		 ? 0
-		 : -1;
-	kt_buf_free(&text);
+	kt_buf own = {0}, *t = text ? text : &own;
+	int rc = kt_read_file(path, t, NULL) == 0 && kt_record_read_head(t->data, t->len, rec, NULL) == 0 ? 0 : -1;
+	kt_buf_free(&own);
 	return rc;
 }
 
@@ -137,14 +134,16 @@ static int visit(void *ctx, const char *path, const char *key)
 {
 	scan *sc = ctx;
 	kt_record rec;
+	kt_buf text = {0};
 	(void)key;
-	if (read_record(path, &rec, 1) != 0)
-		return 0;
-	if (same_template(sc, kt_buf_str(&rec.fields))) { /* most records are not: their heads do */
+	int rc = read_head(path, &rec, &text);
+	if (rc == 0 && same_template(sc, kt_buf_str(&rec.fields))) { /* most records are not: their heads do */
 		kt_record_free(&rec);
-		if (read_record(path, &rec, 0) != 0)
-			return 0;
+		rc = kt_record_read(text.data, text.len, &rec, NULL);
 	}
+	kt_buf_free(&text);
+	if (rc != 0)
+		return 0;
 	const char *f = kt_buf_str(&rec.fields);
 	const kt_tmpl *rt = NULL; /* the template r was read for */
 	kt_tune_result r = {0};
@@ -274,7 +273,7 @@ static int visit_version(void *ctx, const char *path, const char *key)
 	vscan *vs = ctx;
 	kt_record rec;
 	(void)key;
-	if (read_record(path, &rec, 1) != 0)
+	if (read_head(path, &rec, NULL) != 0)
 		return 0;
 	const char *f = kt_buf_str(&rec.fields), *date = rec.date ? rec.date : "";
 	for (size_t i = 0; i < vs->n; i++) {

@@ -194,9 +194,8 @@ static void print_stats(const kt_tune_stats *st, int n)
 		       st->relaunched);
 	if (st->stand_in)
 		printf("  %d evaluations of variants that NVRTC compiled standing in for nvcc; %d of them, the rivals of the "
-		       "choices, measured again as nvcc compiles them (%d variants of rivals compiled by nvcc beside the "
-		       "last batches)\n",
-		       st->stand_in, st->confirmed, st->ahead);
+		       "choices, measured again as nvcc compiles them\n",
+		       st->stand_in, st->confirmed);
 	if (st->ngpus > 1) {
 		printf("  GPUs:");
 		for (int i = 0; i < st->ngpus && i < KT_TUNE_MAX_GPUS; i++)

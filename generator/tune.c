@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "compile.h"
-#include "decide.h"
 #include "proc.h"
 #include "search.h"
 #include "space.h"
@@ -511,42 +510,6 @@ static int start_ready(tuner *tu, kt_err *err)
 	return 0;
 }
 
-/* Once no search will ask again (every budget asked, every space exhausted) while its last
- * batches compile: nvcc's variants of the rivals as they stand that NVRTC stood in for, up to a
- * batch's jobs, into fresh.  Before a task chooses, its rivals are measured again from nvcc's
- * variants (confirm_rivals), which then find them compiled rather than compile them after the
- * last batch; a rival that falls behind cost a compile beside that batch.  Not while a search
- * still asks: a slot held by nvcc would keep its next small batch waiting. */
-static void rivals_ahead(tuner *tu, idlist *fresh)
-{
-	if (tu->npending)
-		return;
-	for (size_t k = 0; k < tu->ntasks; k++)
-		if (tu->tasks[k].state != T_DRAINING && tu->tasks[k].state != T_DONE && tu->tasks[k].state != T_FAILED)
-			return;
-	size_t spare = (size_t)kt_compile_jobs(&tu->batchcc);
-	long rival[KT_DECIDE_MAX];
-	for (size_t k = 0; k < tu->ntasks && spare; k++) {
-		if (tu->tasks[k].state != T_DRAINING)
-			continue;
-		task *ta = &tu->tasks[k];
-		size_t n = tu_rivals(tu, ta, rival);
-		for (size_t i = 0; i < n && spare; i++) {
-			const kt_eval *e = &ta->r->evals[rival[i]];
-			if (!e->stand_in)
-				continue;
-			unitrec *ur = &tu->units[tu_unit_make(tu, (int)k, e->cfg, UNIT_NVCC)];
-			if (ur->state != U_NEW)
-				continue;
-			ur->state = U_COMPILING;
-			ur->task = (int)k;
-			tu_id_add(fresh, ur - tu->units);
-			tu->st.ahead++;
-			spare--;
-		}
-	}
-}
-
 /* Starts a compile batch in each free slot while the searches have something to ask.  A search
  * steered by results asks a small batch, whose compile keeps the cores busy for less time than
  * it takes to come back: a second batch, asked from the same results, compiles beside it. */
@@ -557,8 +520,6 @@ static int refill(tuner *tu, kt_err *err)
 		tu->later = (idlist){0};
 		join_pending(tu, &fresh);
 		ask_all(tu, &fresh);
-		if (!fresh.n)
-			rivals_ahead(tu, &fresh);
 		int rc = fresh.n ? tu_compile_start(tu, &fresh, err) : 0;
 		size_t n = fresh.n;
 		free(fresh.v);

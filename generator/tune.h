@@ -52,7 +52,6 @@ typedef struct kt_tune_stats {
 	int by_nvrtc;          /* variants compiled by NVRTC rather than nvcc */
 	int stand_in;          /* evaluations of variants NVRTC compiled standing in for nvcc (nvrtc.h) */
 	int confirmed;         /* the choices' rivals among them, measured again as nvcc compiles them */
-	int ahead;             /* nvcc's variants of rivals compiled while the last batches compiled */
 	int compiled;          /* variants compiled (each once, whatever the shapes that measured it) */
 	int early;             /* of those, taken while the rest of their batch still compiled */
 	int reused;            /* evaluations of a variant compiled for another shape of its template */

@@ -163,8 +163,6 @@ const char *tu_stop_reason(const tuner *tu, const task *ta, char *buf, size_t bu
 int tu_sort_out(tuner *tu, cand *c);
 void tu_enqueue(tuner *tu, int k, size_t idx, idlist *fresh);
 void tu_enqueue_confirm(tuner *tu, int k, size_t idx, idlist *fresh);
-/* The rivals of task ta's choice as it stands (decide.h) into rival[KT_DECIDE_MAX]; how many. */
-size_t tu_rivals(const tuner *tu, const task *ta, long *rival);
 void tu_id_add(idlist *l, long id);
 /* Asks task k's search for up to max configurations into fresh; how many it gave. */
 size_t tu_ask_task(tuner *tu, int k, size_t max, idlist *fresh);

@@ -1,8 +1,8 @@
 /* tmpl_int.h - what the template parser's files share: its limits, its parse state and the
- * functions one file gives the other.  Private to tmpl.c (the directive table, diagnostics,
- * lexing inside a directive, names, pass 1: declarations, the scan of the source, the checks
- * across directives, the driver) and tmpl_expr.c (pass 2: the directives that hold
- * expressions). */
+ * functions one file gives another.  Private to tmpl.c (the directive table, diagnostics,
+ * lexing inside a directive, names, pass 1: declarations, the scan of the source, the driver),
+ * tmpl_expr.c (pass 2: the directives that hold expressions) and tmpl_check.c (the caller's
+ * choices, the checks across directives, the scans of the code). */
 #ifndef KT_TMPL_INT_H
 #define KT_TMPL_INT_H
 
@@ -100,6 +100,16 @@ size_t tp_find_keyword(const pctx *pc, size_t pos, size_t end, const char *w);
 const char *tp_suggest(const char *name, size_t n, const char *const *cands, int ncands, char *buf, size_t bufsz);
 int tp_find_etype(const char *s, size_t n);
 void tp_unknown_etype(pctx *pc, size_t off, size_t n, int allow_syms);
+
+/* tmpl.c: the directive named s[0..n), an index into its table; -1 when none is. */
+int tp_find_dir(const char *s, size_t n);
+
+/* tmpl_check.c: after pass 1, the caller's NAME=VALUE choices of types and options; after pass 2,
+ * the checks across directives; once published, the code's local headers and the parameters
+ * only the launch reads (kt_tmpl.includes, .launch_only). */
+void tp_apply_choices(pctx *pc);
+void tp_check_across(pctx *pc);
+void tp_scan_code(pctx *pc);
 
 /* tmpl_expr.c: pass 2, the directives that hold expressions, and the measurement settings. */
 void tp_d_reference(pctx *pc, const dline *d);

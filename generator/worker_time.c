@@ -9,7 +9,9 @@
 #include "worker_int.h"
 
 enum { GRAPH_MAX = 128 };                 /* launches per captured graph, at most */
-static const double TARGET_MS = 5.0;      /* timed launches per candidate add up to about this (the top few are re-timed at the end) */
+/* A candidate's timing costs the GPU about this: its timed launches and what runs between them,
+ * the L2's flush and the inout arguments' resets (the top few are re-timed at the end). */
+static const double TARGET_MS = 5.0;
 static const double GRAPH_SAMPLE_US = 200.0; /* a graph holds about this much work (GRAPH_MAX launches at most) */
 static const double HOLD_MAX_US = 50000.0; /* the longest the stream is held for the host to queue */
 
@@ -150,6 +152,21 @@ int wk_time_samples(wk *w, const wk_timer *tm, size_t n, double host_guess, doub
 	return 0;
 }
 
+/* The GPU's mean time between the n samples just timed (wk_time_samples): from one's end event
+ * to the next one's start, the flush and resets that a cold L2 puts between them. */
+static int gap_us(wk *w, size_t n, double *us, kt_err *err)
+{
+	double sum = 0;
+	for (size_t i = 0; i + 1 < n; i++) {
+		float ms;
+		if (w->ops->elapsed_ms(w->g, w->ev[2 * i + 1], w->ev[2 * i + 2], &ms, err))
+			return -1;
+		sum += ms > 0 ? (double)ms * 1e3 : 0;
+	}
+	*us = n > 1 ? sum / (double)(n - 1) : 0;
+	return 0;
+}
+
 /* How many launches a graph of a kernel of about est_us holds: about GRAPH_SAMPLE_US of work;
  * with a cold L2, whole turns of the rotation, so that the replays are a rotation too (where the
  * timed sets are more than GRAPH_MAX, some of them; the flush before each replay keeps it cold). */
@@ -212,7 +229,7 @@ int wk_timer_end(wk *w, wk_timer *tm, kt_err *err)
 int wk_time_kernel(wk *w, const wk_kernel *k, double race_us, double *med, double *spread, int *raced, kt_err *err)
 {
 	wk_timer tm = {.k = k, .per = 1};
-	double est[ESTIMATE_REPS] = {0}, host_us = HOST_GUESS_US, *t = NULL;
+	double est[ESTIMATE_REPS] = {0}, host_us = HOST_GUESS_US, gap = 0, *t = NULL;
 	*raced = 0;
 	int rc = wk_events(w, 2 * MAX_REPS, err);
 	for (int i = 0; rc == 0 && i < ESTIMATE_REPS; i++) /* warm-up */
@@ -229,11 +246,13 @@ int wk_time_kernel(wk *w, const wk_kernel *k, double race_us, double *med, doubl
 	}
 	double mean = (est[0] + est[1] + est[2]) / ESTIMATE_REPS;
 	if (rc == 0)
+		rc = gap_us(w, ESTIMATE_REPS, &gap, err);
+	if (rc == 0)
 		wk_stats(est, ESTIMATE_REPS, med, spread);
 	if (rc == 0 && race_us > 0 && est[0] > race_us) /* est is sorted: est[0] is the fastest */
 		*raced = 1;
 	if (rc == 0 && !*raced) {
-		double sample_us = mean * tm.per, want = TARGET_MS * 1e3 / (sample_us > 0.5 ? sample_us : 0.5);
+		double cost_us = mean * tm.per + gap, want = TARGET_MS * 1e3 / (cost_us > 0.5 ? cost_us : 0.5);
 		size_t reps = want < MIN_REPS ? MIN_REPS : want > MAX_REPS ? MAX_REPS : (size_t)want;
 		t = kt_xmalloc(reps * sizeof *t);
 		rc = wk_time_samples(w, &tm, reps, host_us, t, NULL, err);

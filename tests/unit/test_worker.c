@@ -480,6 +480,64 @@ static void test_sms_grid(void)
 	unlink(log);
 }
 
+/* Timed launches of one eval of a 20 us kernel whose x is declared with kind ("in" or "inout"),
+ * at 2M elements: an inout x is reset after each launch, 8 us of the fake's copies. */
+static int timed_launches(const char *chk, const char *mod, const char *kind)
+{
+	kt_err err = {0};
+	char log[600], name[64];
+	snprintf(log, sizeof log, "%s/gap.log", dir);
+	snprintf(name, sizeof name, "gap_%s.cu.tmpl", kind);
+	char *tp = kt_path_join(dir, name);
+	kt_buf text = {0}, cmd = {0}, lines = {0};
+	kt_buf_printf(&text, "// @kt kernel scale\n// @kt shape n\n// @kt param BLOCK in 64, 128 default 128\n"
+			     "// @kt arg out float[n] out\n// @kt arg x float[n] %s\n// @kt arg n int = n\n"
+			     "// @kt grid cdiv(n, BLOCK)\n// @kt block BLOCK\n"
+			     "__global__ void scale(float *out, const float *x, int n) {}\n",
+		      kind);
+	kt_write_atomic(tp, text.data, text.len, &err);
+	setenv("KT_FAKE_LOG", log, 1); /* the worker's environment */
+	kt_pool *p = pool_for(chk, "G", tp, "n=2097152", &err);
+	kt_buf_printf(&cmd, "ref\tG\t%s\tscale\tBLOCK=128", mod);
+	int rc = p ? kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err) : -1;
+	CHECK_INT(rc, 0);
+	unsetenv("KT_FAKE_LOG");
+	unlink(log);
+	kt_buf_reset(&cmd);
+	kt_buf_printf(&cmd, "eval\tG\t%s\tscale\tBLOCK=128", mod);
+	int timed = 0;
+	if (rc == 0 && run_one(p, kt_buf_str(&cmd), NULL) > 0 && kt_read_file(log, &lines, &err) == 0)
+		for (const char *l = kt_buf_str(&lines); *l;) {
+			size_t n = strcspn(l, "\n");
+			timed += !strncmp(l, "launch scale ", 13) && strstr(l, " timed") && strstr(l, " timed") < l + n;
+			l += n + (l[n] != 0);
+		}
+	if (p)
+		kt_pool_free(p);
+	kt_buf_free(&text);
+	kt_buf_free(&cmd);
+	kt_buf_free(&lines);
+	unlink(tp);
+	free(tp);
+	unlink(log);
+	return timed;
+}
+
+/* A candidate's timing costs the GPU about the same whatever runs between its samples: where each
+ * sample is followed by the reset of an inout argument, it gets fewer timed launches. */
+static void test_timing_cost(void)
+{
+	char *chk = check_module(), *mod = module("gap.cubin", "ok", 20);
+	int in = timed_launches(chk, mod, "in"), inout = timed_launches(chk, mod, "inout");
+	CHECK(in >= 10 && inout >= 10);
+	CHECK(inout < in);
+	CHECK(inout < 190); /* 5 ms over 20 us of kernel and 8 us of resets: about 178 */
+	unlink(chk);
+	unlink(mod);
+	free(chk);
+	free(mod);
+}
+
 /* The fake GPU's graphs: launches are captured, not run; nothing else may be called meanwhile;
  * a replay runs the nodes, each a tenth faster than from the stream. */
 static void test_fake_graph(void)
@@ -870,6 +928,7 @@ int main(void)
 	test_retime_sets();
 	test_cold_after_normal();
 	test_sms_grid();
+	test_timing_cost();
 	test_ref_timing();
 	test_fake_graph();
 	test_problems();

@@ -153,7 +153,7 @@ int wk_time_samples(wk *w, const wk_timer *tm, size_t n, double host_guess, doub
 }
 
 /* The GPU's mean time between the n samples just timed (wk_time_samples): from one's end event
- * to the next one's start, the flush and resets that a cold L2 puts between them. */
+ * to the next one's start, the L2's flush and the inout arguments' resets. */
 static int gap_us(wk *w, size_t n, double *us, kt_err *err)
 {
 	double sum = 0;

@@ -36,14 +36,17 @@ void wk_stats(double *v, size_t n, double *med, double *spread)
 	*spread = (percentile(v, n, 0.9) - percentile(v, n, 0.1)) / 2;
 }
 
-int wk_elapsed_us(wk *w, size_t i, double *us, kt_err *err)
+/* The GPU's time from event a to event b, in us. */
+static int between_us(wk *w, size_t a, size_t b, double *us, kt_err *err)
 {
 	float ms;
-	if (w->ops->elapsed_ms(w->g, w->ev[2 * i], w->ev[2 * i + 1], &ms, err))
+	if (w->ops->elapsed_ms(w->g, w->ev[a], w->ev[b], &ms, err))
 		return -1;
 	*us = (double)ms * 1e3;
 	return 0;
 }
+
+int wk_elapsed_us(wk *w, size_t i, double *us, kt_err *err) { return between_us(w, 2 * i, 2 * i + 1, us, err); }
 
 /* Holds the stream for about us microseconds with kt_spin, so that the timed launches the host
  * queues meanwhile run back to back: without it a kernel shorter than the host's cost of queueing
@@ -156,12 +159,11 @@ int wk_time_samples(wk *w, const wk_timer *tm, size_t n, double host_guess, doub
  * to the next one's start, the L2's flush and the inout arguments' resets. */
 static int gap_us(wk *w, size_t n, double *us, kt_err *err)
 {
-	double sum = 0;
+	double sum = 0, one;
 	for (size_t i = 0; i + 1 < n; i++) {
-		float ms;
-		if (w->ops->elapsed_ms(w->g, w->ev[2 * i + 1], w->ev[2 * i + 2], &ms, err))
+		if (between_us(w, 2 * i + 1, 2 * i + 2, &one, err))
 			return -1;
-		sum += ms > 0 ? (double)ms * 1e3 : 0;
+		sum += one > 0 ? one : 0;
 	}
 	*us = n > 1 ? sum / (double)(n - 1) : 0;
 	return 0;
@@ -246,11 +248,11 @@ int wk_time_kernel(wk *w, const wk_kernel *k, double race_us, double *med, doubl
 	}
 	double mean = (est[0] + est[1] + est[2]) / ESTIMATE_REPS;
 	if (rc == 0)
-		rc = gap_us(w, ESTIMATE_REPS, &gap, err);
-	if (rc == 0)
 		wk_stats(est, ESTIMATE_REPS, med, spread);
 	if (rc == 0 && race_us > 0 && est[0] > race_us) /* est is sorted: est[0] is the fastest */
 		*raced = 1;
+	if (rc == 0 && !*raced)
+		rc = gap_us(w, ESTIMATE_REPS, &gap, err);
 	if (rc == 0 && !*raced) {
 		double cost_us = mean * tm.per + gap, want = TARGET_MS * 1e3 / (cost_us > 0.5 ? cost_us : 0.5);
 		size_t reps = want < MIN_REPS ? MIN_REPS : want > MAX_REPS ? MAX_REPS : (size_t)want;

@@ -74,7 +74,7 @@ static const char good_src[] =
 
 static void test_nvcc(const char *nvcc, const char *dir)
 {
-	char dep[256];
+	char dep[600];
 	snprintf(dep, sizeof dep, "%s/dep.cuh", dir);
 	kt_err err = {0};
 	kt_write_atomic(dep, "// a header\n", 12, &err);
@@ -581,7 +581,7 @@ static void test_first_error(void)
  * writes only after it took "quick", so the order is the test's, not the clock's. */
 static void test_poll(const char *dir)
 {
-	char fifo[256], cc[256];
+	char fifo[600], cc[600];
 	snprintf(fifo, sizeof fifo, "%s/go", dir);
 	snprintf(cc, sizeof cc, "%s/slowcc.sh", dir);
 	CHECK_INT(mkfifo(fifo, 0600), 0);
@@ -630,18 +630,17 @@ int main(void)
 {
 	test_ptxas();
 	test_first_error();
-	char pdir[] = "/tmp/kt-test-poll-XXXXXX";
-	if (mkdtemp(pdir)) {
+	char *pdir = kt_temp_dir(getenv("TMPDIR"), "kt-test-poll", NULL);
+	CHECK(pdir != NULL);
+	if (pdir) {
 		test_poll(pdir);
-		char cmd[128];
-		snprintf(cmd, sizeof cmd, "rm -rf '%s'", pdir);
-		if (system(cmd))
-			fprintf(stderr, "could not remove %s\n", pdir);
+		kt_remove_tree(pdir);
+		free(pdir);
 	}
 	const char *nvcc = KT_TEST_NVCC;
 	if (nvcc[0]) {
-		char dir[] = "/tmp/kt-test-compile-XXXXXX";
-		if (!mkdtemp(dir))
+		char *dir = kt_temp_dir(getenv("TMPDIR"), "kt-test-compile", NULL);
+		if (!dir)
 			return 1;
 		test_nvcc(nvcc, dir);
 		test_pack_template(nvcc, dir);
@@ -649,10 +648,8 @@ int main(void)
 		test_nvrtc_batches(nvcc, dir);
 		test_nvrtc_templates(nvcc, dir);
 		test_nvrtc_shared(nvcc, dir);
-		char cmd[128];
-		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-		if (system(cmd))
-			fprintf(stderr, "could not remove %s\n", dir);
+		kt_remove_tree(dir);
+		free(dir);
 	} else {
 		printf("skipping the nvcc tests: nvcc not found at configure time\n");
 	}

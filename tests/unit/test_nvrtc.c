@@ -172,8 +172,10 @@ static void test_cubins(void)
 static void test_library(const char *nvcc)
 {
 	const char *why = NULL;
-	char dir[] = "/tmp/kt-test-nvrtc-XXXXXX";
-	CHECK(mkdtemp(dir) != NULL);
+	char *dir = kt_temp_dir(getenv("TMPDIR"), "kt-test-nvrtc", NULL);
+	CHECK(dir != NULL);
+	if (!dir)
+		return;
 	char bin[600], script[700];
 	snprintf(bin, sizeof bin, "%s/bin", dir);
 	kt_mkdirs(bin, NULL);
@@ -188,9 +190,8 @@ static void test_library(const char *nvcc)
 	const char *host[] = {"-Xcompiler", "-fPIC"};
 	CHECK(kt_nvrtc_library(nvcc[0] ? nvcc : script, host, 2, &why) == NULL);
 	CHECK_STR(why, "a flag has no NVRTC equivalent");
-	char cmd[700];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	CHECK_INT(system(cmd), 0);
+	kt_remove_tree(dir);
+	free(dir);
 
 	if (!nvcc[0]) {
 		printf("skipping the toolkit's NVRTC: nvcc not found at configure time\n");

@@ -23,7 +23,7 @@ static const char transcript[] =
 	"{\"round\": 2, \"outcome\": \"accepted\"}], \"usage\": {\"requests\": 2, \"prompt_tokens\": 900, "
 	"\"completion_tokens\": 200, \"total_tokens\": 1100}, \"result\": \"accepted\"}";
 
-static char dir[] = "/tmp/kt-test-provenance-XXXXXX";
+static char *dir;
 static char tmpl_path[512], tr_path[600];
 
 static void write_transcript(const char *text)
@@ -189,14 +189,14 @@ static void test_text(void)
 
 int main(void)
 {
-	if (!mkdtemp(dir))
+	if (!(dir = kt_temp_dir(getenv("TMPDIR"), "kt-test-provenance", NULL)))
 		return 1;
 	snprintf(tmpl_path, sizeof tmpl_path, "%s/t.cu.tmpl", dir);
 	snprintf(tr_path, sizeof tr_path, "%s" KT_PROVENANCE_TRANSCRIPT, tmpl_path);
 	test_line();
 	test_json();
 	test_text();
-	unlink(tr_path);
-	rmdir(dir);
+	kt_remove_tree(dir);
+	free(dir);
 	return check_done();
 }

@@ -24,7 +24,7 @@ static const char fixture[] =
 	"// @kt block     BLOCK\n"
 	"__global__ void copy(T *out, const T *x, int n) { }\n";
 
-static char dir[] = "/tmp/kt-test-recorded-XXXXXX";
+static char *dir;
 
 static char *path_of(const char *name)
 {
@@ -204,10 +204,8 @@ static void test_bad(kt_tmpl *t)
 
 int main(void)
 {
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	if (!(dir = kt_temp_dir(getenv("TMPDIR"), "kt-test-recorded", NULL)))
 		return 1;
-	}
 	kt_tmpl *t = parse();
 	CHECK(t != NULL);
 	if (t) {
@@ -215,12 +213,7 @@ int main(void)
 		test_bad(t);
 		kt_tmpl_free(t);
 	}
-	const char *names[] = {"copy.csv", "partial.csv", "bad.csv", "old.csv"};
-	for (size_t i = 0; i < 4; i++) {
-		char *p = path_of(names[i]);
-		unlink(p);
-		free(p);
-	}
-	rmdir(dir);
+	kt_remove_tree(dir);
+	free(dir);
 	return check_done();
 }

@@ -4,7 +4,6 @@
  * records (one evaluation, all failed) drawn without a crash, a corrupt record skipped with a
  * warning, markup escaped, filters, and errors that name the bad directory or key. */
 #define _XOPEN_SOURCE 700
-#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,13 +71,7 @@ static void test_main_param(void)
 
 /* ---- the page ---- */
 
-static char root[64];
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	return remove(path);
-}
+static char *root; /* under TMPDIR: ctest checks that nothing is left there (tests/tmp) */
 
 static char keys[FX_N][KT_KEY_HEX];
 static int nwarn;
@@ -156,7 +149,7 @@ static void test_page(void)
 {
 	kt_err err = {0};
 	CHECK(fx_write(root, keys, &err) == 0);
-	char out[128];
+	char out[1024];
 	snprintf(out, sizeof out, "%s/out/sub/report.html", root); /* directories are made */
 	kt_report_dir dir = {root, "--cache-dir"};
 	kt_report_opts o = {.dirs = &dir, .ndirs = 1, .out = out, .warn = on_warn};
@@ -228,7 +221,7 @@ static void test_page(void)
 static void test_selection(void)
 {
 	kt_err err = {0};
-	char out[128];
+	char out[1024];
 	snprintf(out, sizeof out, "%s/sel.html", root);
 	kt_report_dir dir = {root, "--project-cache"};
 	kt_report_opts o = {.dirs = &dir, .ndirs = 1, .out = out, .warn = on_warn};
@@ -272,7 +265,7 @@ static void test_selection(void)
 	CHECK_INT(st.records, 3);
 	o.gpu = NULL;
 
-	char missing[128];
+	char missing[1024];
 	snprintf(missing, sizeof missing, "%s/nope", root);
 	kt_report_dir gone = {missing, "--cache-dir"};
 	o.dirs = &gone;
@@ -288,14 +281,12 @@ static void test_selection(void)
 int main(void)
 {
 	test_main_param();
-	snprintf(root, sizeof root, "/tmp/kt-test-report-XXXXXX");
-	if (!mkdtemp(root)) {
-		perror("mkdtemp");
+	if (!(root = kt_temp_dir(getenv("TMPDIR"), "kt-test-report", NULL)))
 		return 1;
-	}
 	test_page();
 	test_selection();
 	if (check_failed == 0) /* else kept, to look at */
-		nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		kt_remove_tree(root);
+	free(root);
 	return check_done();
 }

@@ -254,8 +254,8 @@ static void test_probe_nvcc(const char *nvcc, const char *dir)
 
 int main(void)
 {
-	char dir[] = "/tmp/kt-test-roofline-XXXXXX";
-	if (!mkdtemp(dir))
+	char *dir = kt_temp_dir(getenv("TMPDIR"), "kt-test-roofline", NULL);
+	if (!dir)
 		return 1;
 	test_ceilings(dir);
 	test_cli(dir);
@@ -264,9 +264,7 @@ int main(void)
 		test_probe_nvcc(nvcc, dir);
 	else
 		printf("skipping the probe compile: nvcc not found at configure time\n");
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd))
-		fprintf(stderr, "could not remove %s\n", dir);
+	kt_remove_tree(dir);
+	free(dir);
 	return check_done();
 }

@@ -287,8 +287,8 @@ int main(void)
 		return 1;
 	kt_target g;
 	kt_target_lookup("H200", &g, NULL);
-	char dir[] = "/tmp/kt-test-rounds-XXXXXX";
-	if (!mkdtemp(dir))
+	char *dir = kt_temp_dir(getenv("TMPDIR"), "kt-test-rounds", NULL);
+	if (!dir)
 		return 1;
 	char a[512], b[512], c[512];
 	snprintf(a, sizeof a, "%s/builtin", dir);
@@ -301,5 +301,6 @@ int main(void)
 	test_round_fails(&g, c);
 	kt_tmpl_free(t);
 	kt_remove_tree(dir);
+	free(dir);
 	return check_done();
 }

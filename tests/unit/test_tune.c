@@ -1024,8 +1024,8 @@ static void test_boost(const char *dir)
 
 int main(void)
 {
-	char dir[] = "/tmp/kt-test-tune-XXXXXX";
-	if (!mkdtemp(dir))
+	char *dir = kt_temp_dir(getenv("TMPDIR"), "kt-test-tune", NULL);
+	if (!dir)
 		return 1;
 	kt_tmpl *t = parse();
 	CHECK(t != NULL);
@@ -1052,9 +1052,7 @@ int main(void)
 	}
 	test_progress();
 	kt_tmpl_free(t);
-	char cmd[600];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd))
-		fprintf(stderr, "could not remove %s\n", dir);
+	kt_remove_tree(dir);
+	free(dir);
 	return check_done();
 }

@@ -24,7 +24,7 @@
 #include "proc.h"
 #include "worker.h"
 
-static char dir[] = "/tmp/kt-test-worker-XXXXXX";
+static char *dir; /* under TMPDIR: ctest checks that nothing is left there (tests/tmp) */
 
 /* The watchdog of a job that answers: a backstop for a broken worker, not a measure of speed. */
 #define ANSWERS_S 120.0
@@ -917,7 +917,7 @@ static void test_ref_timing(void)
 
 int main(void)
 {
-	if (!mkdtemp(dir))
+	if (!(dir = kt_temp_dir(getenv("TMPDIR"), "kt-test-worker", NULL)))
 		return 1;
 	test_names();
 	test_elements();
@@ -935,6 +935,7 @@ int main(void)
 	test_orphan();
 	test_sweep();
 	test_worker_start_failure();
-	rmdir(dir);
+	kt_remove_tree(dir);
+	free(dir);
 	return check_done();
 }

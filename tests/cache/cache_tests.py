@@ -799,6 +799,7 @@ def main():
     try:
         CASES[args.case](w)
     except Skip as s:
+        w.cleanup()
         print("skipped: %s" % s)
         return SKIP
     except AssertionError as e:

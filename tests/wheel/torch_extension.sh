@@ -36,7 +36,7 @@ fi
 say "pip install --no-build-isolation --target $work/site $example (cold: tuning takes a minute or two)"
 start=$(date +%s)
 CUDACXX="$nvcc" KT_CACHE_DIR="$work/kt-cache" "$py" -m pip install --no-build-isolation --no-deps -v \
-	--target "$work/site" -C build-dir="$work/build" "$example" >"$work/install.log" 2>&1
+	--target "$work/site" --config-settings=build-dir="$work/build" "$example" >"$work/install.log" 2>&1
 rc=$?
 grep -E '(-- )?kt(_ops)?: ' "$work/install.log"
 if [ $rc -ne 0 ]; then

@@ -27,8 +27,8 @@ say "pip install scikit-build-core"
 # cache of its own, so that the hits are the project's records.
 say "pip wheel --no-build-isolation $example (KT_GPU=NVIDIA H200, KT_REQUIRE_CACHE_HIT=ON)"
 CUDACXX="$nvcc" KT_CACHE_DIR="$work/user-cache" "$pip" wheel --no-build-isolation --no-deps -v \
-	-w "$work/dist" -C build-dir="$work/build" \
-	-C cmake.define.KT_GPU="NVIDIA H200" -C cmake.define.KT_REQUIRE_CACHE_HIT=ON \
+	-w "$work/dist" --config-settings=build-dir="$work/build" \
+	--config-settings=cmake.define.KT_GPU="NVIDIA H200" --config-settings=cmake.define.KT_REQUIRE_CACHE_HIT=ON \
 	"$example" >"$work/wheel.log" 2>&1 || { show "$work/wheel.log"; fail "pip wheel failed"; }
 grep -E '(-- )?kt(_ops)?: ' "$work/wheel.log"
 grep -q 'kt_ops: Torch not found.*building the C API only' "$work/wheel.log" ||

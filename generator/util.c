@@ -15,7 +15,7 @@
 
 /* ---- errors ---- */
 
-static int set_err(kt_err *err, int cls, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static int set_err(kt_err *err, int cls, const char *fmt, va_list ap)
 {
 	if (err) {
 		err->cls = cls;

@@ -46,7 +46,7 @@ void kt_buf_add(kt_buf *b, const void *p, size_t n);
 void kt_buf_puts(kt_buf *b, const char *s);
 void kt_buf_putc(kt_buf *b, char c);
 void kt_buf_printf(kt_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void kt_buf_vprintf(kt_buf *b, const char *fmt, va_list ap);
+void kt_buf_vprintf(kt_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 void kt_buf_reset(kt_buf *b);          /* length 0, keeps the storage */
 char *kt_buf_detach(kt_buf *b);        /* caller owns the returned string; b is empty */
 void kt_buf_free(kt_buf *b);
@@ -61,7 +61,7 @@ size_t kt_buf_put_line(kt_buf *b, const char *s, size_t max);
 typedef void (*kt_say_fn)(void *ctx, const char *msg);
 /* Formats the text and passes it to say(ctx, text); nothing when say is NULL. */
 void kt_say(kt_say_fn say, void *ctx, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void kt_vsay(kt_say_fn say, void *ctx, const char *fmt, va_list ap);
+void kt_vsay(kt_say_fn say, void *ctx, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 
 /* The length of s[0..n) cut to at most max bytes, not inside a UTF-8 sequence. */
 size_t kt_utf8_cut(const char *s, size_t n, size_t max);

@@ -31,7 +31,7 @@ static const kt_toolchain fake_tc = {KT_FAKE_DIR "/fake_nvcc.py", "", "", ""};
 static int run_rounds(const kt_tmpl *t, const int64_t *shape, const kt_tune_opts *o, const kt_planner *pl,
 		      const kt_target *g, int rounds, kt_rounds *out, kt_err *err)
 {
-	kt_rounds_task task = {.p = {t, shape, g, &fake_tc}};
+	kt_rounds_task task = {.p = {.tmpl = t, .shape = shape, .target = g, .tc = &fake_tc}};
 	int rc = kt_rounds_run(&task, 1, o, pl, rounds, err);
 	if (rc == 0 && task.rc) {
 		*err = task.err;
@@ -199,7 +199,8 @@ static void test_shared_round(const kt_tmpl *t, const kt_target *g, const char *
 	kt_tune_stats st = {0}, one = {0};
 	o.stats = &st;
 	int64_t s1[1] = {4096}, s2[1] = {8192};
-	kt_rounds_task tasks[2] = {{.p = {t, s1, g, &fake_tc}}, {.p = {t, s2, g, &fake_tc}}};
+	kt_rounds_task tasks[2] = {{.p = {.tmpl = t, .shape = s1, .target = g, .tc = &fake_tc}},
+				   {.p = {.tmpl = t, .shape = s2, .target = g, .tc = &fake_tc}}};
 	kt_err err = {0};
 	CHECK_INT(kt_rounds_run(tasks, 2, &o, &kt_planner_builtin, 2, &err), 0);
 	const kt_rounds *a = &tasks[0].out, *b = &tasks[1].out;

@@ -310,7 +310,9 @@ static void test_batch(const kt_tmpl *t, const char *dir)
 	setenv("KT_FAKE_LOG", log, 1);
 	unlink(log);
 	int64_t s1[1] = {4096}, s2[1] = {8192}, s3[1] = {1024};
-	kt_tune_task tasks[3] = {{.p = {t, s1, NULL, &fake_tc}}, {.p = {t, s2, NULL, &fake_tc}}, {.p = {t2, s3, NULL, &fake_tc}}};
+	kt_tune_task tasks[3] = {{.p = {.tmpl = t, .shape = s1, .tc = &fake_tc}},
+				 {.p = {.tmpl = t, .shape = s2, .tc = &fake_tc}},
+				 {.p = {.tmpl = t2, .shape = s3, .tc = &fake_tc}}};
 	kt_tune_opts o = fake_opts(NULL);
 	o.strategy = "exhaustive";
 	kt_tune_stats st = {0};
@@ -359,8 +361,8 @@ static void test_siblings(const kt_tmpl *t)
 	kt_err err = {0};
 	kt_tmpl_parse_config(t, "BLOCK=256,UNROLL=4,MODE=good", best, &err);
 	int64_t s1[1] = {4096}, s2[1] = {8192};
-	kt_tune_task tasks[2] = {{.p = {t, s1, NULL, &fake_tc}, .seeds = best, .nseeds = 1},
-				 {.p = {t, s2, NULL, &fake_tc}}};
+	kt_tune_task tasks[2] = {{.p = {.tmpl = t, .shape = s1, .tc = &fake_tc}, .seeds = best, .nseeds = 1},
+				 {.p = {.tmpl = t, .shape = s2, .tc = &fake_tc}}};
 	kt_tune_opts o = fake_opts(NULL);
 	o.strategy = "random";
 	o.budget = 2;
@@ -379,8 +381,8 @@ static void test_siblings(const kt_tmpl *t)
 		kt_tune_result_free(&tasks[i].out);
 
 	/* A user's configurations are compared as given: no sibling joins them. */
-	kt_tune_task only[2] = {{.p = {t, s1, NULL, &fake_tc}, .only = best, .nonly = 1},
-				{.p = {t, s2, NULL, &fake_tc}}};
+	kt_tune_task only[2] = {{.p = {.tmpl = t, .shape = s1, .tc = &fake_tc}, .only = best, .nonly = 1},
+				{.p = {.tmpl = t, .shape = s2, .tc = &fake_tc}}};
 	uint16_t def[3];
 	kt_tmpl_parse_config(t, "BLOCK=128,UNROLL=1,MODE=good", def, &err);
 	only[1].only = def;
@@ -400,7 +402,7 @@ static void test_seeds_and_stop(const kt_tmpl *t)
 	kt_err err = {0};
 	kt_tmpl_parse_config(t, "BLOCK=256,UNROLL=4,MODE=good", best, &err);
 	int64_t shape[1] = {4096};
-	kt_tune_task task = {.p = {t, shape, NULL, &fake_tc}, .seeds = best, .nseeds = 1};
+	kt_tune_task task = {.p = {.tmpl = t, .shape = shape, .tc = &fake_tc}, .seeds = best, .nseeds = 1};
 	kt_tune_opts o = fake_opts(NULL);
 	o.strategy = "bestfirst";
 	o.budget = 21;
@@ -425,7 +427,7 @@ static void test_seeds_and_stop(const kt_tmpl *t)
 	uint16_t known[6];
 	memcpy(known, best, sizeof best);
 	memcpy(known + 3, cfg, sizeof cfg);
-	kt_tune_task t2 = {.p = {t, shape, NULL, &fake_tc}, .known = known, .known_us = known_us, .nknown = 2};
+	kt_tune_task t2 = {.p = {.tmpl = t, .shape = shape, .tc = &fake_tc}, .known = known, .known_us = known_us, .nknown = 2};
 	o.patience = -1;
 	o.strategy = "exhaustive";
 	o.budget = 0;
@@ -443,7 +445,8 @@ static void test_seeds_and_stop(const kt_tmpl *t)
 static void test_compiled_once(const kt_tmpl *t)
 {
 	int64_t s1[1] = {4096}, s2[1] = {8192};
-	kt_tune_task tasks[2] = {{.p = {t, s1, NULL, &fake_tc}}, {.p = {t, s2, NULL, &fake_tc}}};
+	kt_tune_task tasks[2] = {{.p = {.tmpl = t, .shape = s1, .tc = &fake_tc}},
+				 {.p = {.tmpl = t, .shape = s2, .tc = &fake_tc}}};
 	kt_tune_opts o = fake_opts(NULL);
 	o.strategy = "exhaustive";
 	kt_tune_stats st = {0};
@@ -499,7 +502,7 @@ static void test_launch_only(const char *dir)
 	snprintf(log, sizeof log, "%s/grid-launches.log", dir);
 	setenv("KT_FAKE_LOG", log, 1);
 	int64_t shape[1] = {4096};
-	kt_tune_task task = {.p = {t, shape, NULL, &fake_tc}};
+	kt_tune_task task = {.p = {.tmpl = t, .shape = shape, .tc = &fake_tc}};
 	kt_tune_opts o = fake_opts(NULL);
 	o.strategy = "exhaustive";
 	kt_tune_stats st = {0};
@@ -853,7 +856,7 @@ static void test_give_up(const char *dir)
 	enum { BUDGET = 28, BATCH = 4, GIVE_UP = 8 };
 	static const char *const strategies[] = {"exhaustive", "bestfirst"};
 	for (int k = 0; k < 2; k++) {
-		kt_tune_task task = {.p = {t, shape, NULL, &fake_tc}, .give_up = GIVE_UP};
+		kt_tune_task task = {.p = {.tmpl = t, .shape = shape, .tc = &fake_tc}, .give_up = GIVE_UP};
 		kt_tune_opts o = fake_opts(NULL);
 		o.strategy = strategies[k];
 		o.patience = -1;
@@ -872,7 +875,7 @@ static void test_give_up(const char *dir)
 			CHECK(r->evals[i].status == KT_COMPILE_FAILED || (long)i == r->best);
 		kt_tune_result_free(r);
 	}
-	kt_tune_task task = {.p = {t, shape, NULL, &fake_tc}};
+	kt_tune_task task = {.p = {.tmpl = t, .shape = shape, .tc = &fake_tc}};
 	kt_tune_opts o = fake_opts(NULL);
 	o.strategy = "exhaustive";
 	o.budget = BUDGET;

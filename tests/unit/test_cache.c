@@ -2,7 +2,6 @@
  * corrupt/truncated/other-version/out-of-space records (each a counted miss with a warning,
  * repaired by the next store), statistics, the GPU identity from records, a dead remote. */
 #define _XOPEN_SOURCE 700
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +27,7 @@ static const char src[] =
 	"// @kt block     BLOCK\n"
 	"extern \"C\" __global__ void scale(float* out, const float* x, int n) { }\n";
 
-static char tmp[256], user[300], project[300];
+static char *tmp, user[300], project[300]; /* tmp: under TMPDIR (tests/tmp checks it) */
 static kt_tmpl *t;
 static int64_t shape[1] = {1536};
 static const kt_gpu_id gpu = {"NVIDIA H200", 9, 0, 132, 52428800, 232448};
@@ -46,14 +45,6 @@ static void clear_warnings(void)
 {
 	kt_buf_reset(&warnings);
 	nwarnings = 0;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
 }
 
 static kt_cache *open_cache(int read_only, const char *retune)
@@ -454,11 +445,8 @@ static void test_default_dir(void)
 
 int main(void)
 {
-	snprintf(tmp, sizeof tmp, "%s/kt-test-cache-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(tmp)) {
-		perror("mkdtemp");
+	if (!(tmp = kt_temp_dir(getenv("TMPDIR"), "kt-test-cache", NULL)))
 		return 2;
-	}
 	snprintf(user, sizeof user, "%s/user", tmp);
 	snprintf(project, sizeof project, "%s/project", tmp);
 	kt_buf diags = {0};
@@ -480,7 +468,8 @@ int main(void)
 	kt_tmpl_free(t);
 	kt_buf_free(&diags);
 	kt_buf_free(&warnings);
-	if (check_failed == 0)
-		nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	if (check_failed == 0) /* else kept, to look at */
+		kt_remove_tree(tmp);
+	free(tmp);
 	return check_done();
 }

@@ -20,7 +20,7 @@
 #error "KT_FIXTURES_DIR must name tests/fixtures"
 #endif
 
-static char tmpdir[256];
+static char *tmpdir; /* under TMPDIR (tests/tmp checks it) */
 
 static char *path_in(const char *dir, const char *name) { return kt_path_join(dir, name); }
 
@@ -92,22 +92,6 @@ static int all_aged(const char *dir)
 	if (d)
 		closedir(d);
 	return ok;
-}
-
-static void rm_rf(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	while (d && (e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		char *p = path_in(dir, e->d_name);
-		unlink(p);
-		free(p);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
 }
 
 static kt_tmpl *load(void)
@@ -319,7 +303,7 @@ static void test_no_shapes(kt_tmpl *t)
 	char *d = slurp(dir, "kt_mini.cu");
 	CHECK(d && strstr(d, "kt_generic = {NULL, 0, 0, 0, 0.0, NULL, 0, {{0}, {128LL, 1LL, 0LL, 0LL}, kt_mini_") != NULL);
 	free(d);
-	rm_rf(dir);
+	kt_remove_tree(dir);
 	free(dir);
 }
 
@@ -396,7 +380,7 @@ static void test_gpu_tables(kt_tmpl *t)
 	free(va);
 	free(vb);
 	free(vd);
-	rm_rf(dir);
+	kt_remove_tree(dir);
 	free(dir);
 }
 
@@ -468,7 +452,7 @@ static void test_options(void)
 	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "options"), "LSE")), "base2");
 	cJSON_Delete(m);
 	free(text);
-	rm_rf(dir);
+	kt_remove_tree(dir);
 	free(dir);
 	kt_tmpl_free(te);
 	kt_tmpl_free(t2);
@@ -512,7 +496,7 @@ static void test_launch_only(void)
 	free(disp);
 	kt_buf_free(&want1);
 	kt_buf_free(&want2);
-	rm_rf(dir);
+	kt_remove_tree(dir);
 	free(dir);
 	kt_tmpl_free(t);
 	kt_buf_free(&diags);
@@ -572,7 +556,7 @@ static void test_unreferenced(void)
 	kt_buf_free(&want);
 	kt_buf_free(&b);
 	kt_buf_free(&diags);
-	rm_rf(dir);
+	kt_remove_tree(dir);
 	free(dir);
 	free(tpath);
 	free(hpath);
@@ -580,11 +564,8 @@ static void test_unreferenced(void)
 
 int main(void)
 {
-	snprintf(tmpdir, sizeof tmpdir, "%s/kt_test_emit.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
+	if (!(tmpdir = kt_temp_dir(getenv("TMPDIR"), "kt-test-emit", NULL)))
 		return 1;
-	}
 	kt_tmpl *t = load();
 	CHECK(t != NULL);
 	if (t) {
@@ -598,9 +579,7 @@ int main(void)
 	test_unreferenced();
 	test_launch_only();
 	kt_tmpl_free(t);
-	char *out = path_in(tmpdir, "out");
-	rm_rf(out);
-	free(out);
-	rmdir(tmpdir);
+	kt_remove_tree(tmpdir);
+	free(tmpdir);
 	return check_done();
 }

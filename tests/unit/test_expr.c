@@ -421,11 +421,10 @@ static void put_result(kt_buf *b, int i, kt_val v)
 static void test_to_c_matches_eval(void)
 {
 	const char *cc = getenv("CC") && getenv("CC")[0] ? getenv("CC") : "cc";
-	const char *tmpdir = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
-	char *dir = kt_path_join(tmpdir, "kt-test-expr-XXXXXX");
-	if (!mkdtemp(dir)) {
-		fprintf(stderr, "to_c check skipped: cannot create a temporary directory in %s: %s\n", tmpdir, strerror(errno));
-		free(dir);
+	kt_err terr = {0};
+	char *dir = kt_temp_dir(getenv("TMPDIR"), "kt-test-expr", &terr);
+	if (!dir) {
+		fprintf(stderr, "to_c check skipped: %s\n", terr.msg);
 		return;
 	}
 	char *src = kt_path_join(dir, "exprs.c"), *exe = kt_path_join(dir, "exprs"), *out = kt_path_join(dir, "out.txt");

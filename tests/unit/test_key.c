@@ -1,7 +1,6 @@
 /* test_key.c - cache keys: stable for the same inputs (a golden value pinned here, so keys agree
  * across machines and runs), different when any one field changes, independent of paths. */
 #define _XOPEN_SOURCE 700
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,15 +29,7 @@ static const char base_src[] =
 	"#include \"helper.cuh\"\n"
 	"extern \"C\" __global__ void scale(T* out, const T* x, int n) { out[0] = x[0] * HELPER; }\n";
 
-static char tmpdir[256];
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
+static char *tmpdir; /* under TMPDIR (tests/tmp checks it) */
 
 static void write_text(const char *dir, const char *name, const char *text)
 {
@@ -366,11 +357,8 @@ static void test_same_problem(void)
 
 int main(void)
 {
-	snprintf(tmpdir, sizeof tmpdir, "%s/kt-test-key-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
+	if (!(tmpdir = kt_temp_dir(getenv("TMPDIR"), "kt-test-key", NULL)))
 		return 2;
-	}
 	char base_hex[KT_KEY_HEX] = "";
 	test_stable(base_hex);
 	test_sensitive(base_hex);
@@ -380,7 +368,8 @@ int main(void)
 	test_escape();
 	test_compiler();
 	test_same_problem();
-	if (check_failed == 0)
-		nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	if (check_failed == 0) /* else kept, to look at */
+		kt_remove_tree(tmpdir);
+	free(tmpdir);
 	return check_done();
 }

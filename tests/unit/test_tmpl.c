@@ -332,11 +332,9 @@ static int write_file(const char *dir, const char *name, const char *text)
 
 static void test_includes(void)
 {
-	const char *tmpdir = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
-	char *dir = kt_path_join(tmpdir, "kt-test-tmpl-XXXXXX");
-	if (!mkdtemp(dir)) {
+	char *dir = kt_temp_dir(getenv("TMPDIR"), "kt-test-tmpl", NULL);
+	if (!dir) {
 		CHECK(!"cannot create a temporary directory");
-		free(dir);
 		return;
 	}
 	char *sub = kt_path_join(dir, "sub");

@@ -459,12 +459,9 @@ static void test_pick(void)
 
 int main(void)
 {
-	char tmp[256];
-	snprintf(tmp, sizeof tmp, "%s/kt-test-transfer-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(tmp)) {
-		perror("mkdtemp");
+	char *tmp = kt_temp_dir(getenv("TMPDIR"), "kt-test-transfer", NULL);
+	if (!tmp)
 		return 2;
-	}
 	kt_buf diags = {0};
 	kt_err err = {0};
 	t = kt_tmpl_parse_text("scale.cu.tmpl", text, sizeof text - 1, NULL, &diags, &err);
@@ -479,5 +476,6 @@ int main(void)
 	kt_buf_free(&diags);
 	if (check_failed == 0)
 		kt_remove_tree(tmp);
+	free(tmp);
 	return check_done();
 }

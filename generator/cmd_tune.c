@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cache.h"
@@ -13,8 +14,10 @@
 #include "gpu.h"
 #include "measure.h"
 #include "opt.h"
+#include "proc.h"
 #include "recorded.h"
 #include "t4.h"
+#include "trace.h"
 #include "tune.h"
 
 static const char usage[] =
@@ -28,7 +31,7 @@ enum { TOP_SHOWN = 10 };
 
 typedef struct tune_args {
 	kt_strlist shapes, types, flags, configs;
-	const char *strategy, *record, *t4, *cache_dir, *workdir, *backend, *nvcc, *flagstr;
+	const char *strategy, *record, *t4, *cache_dir, *workdir, *trace, *backend, *nvcc, *flagstr;
 	long long budget, seed, gpu, jobs, top, pack, batch, patience;
 	const char *seconds, *timeout, *arch;
 	const char *measure[KT_NMEASURE]; /* --l2, --launch */
@@ -177,6 +180,25 @@ static int parse_seconds(const char *s, const char *what, double *out, kt_err *e
 	return 0;
 }
 
+/* --trace FILE is written after the run: its directory must take it, which is checked before. */
+static int check_trace_dir(const char *path, kt_err *err)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = kt_xstrdup(slash ? path : ".");
+	if (slash)
+		dir[slash == path ? 1 : slash - path] = 0;
+	struct stat sb;
+	int rc = 0;
+	if (!*path || (slash && !slash[1]))
+		rc = kt_fail(err, "--trace '%s': not a file name", path);
+	else if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+		rc = kt_fail(err, "--trace '%s': no directory %s", path, dir);
+	else if (access(dir, W_OK) != 0)
+		rc = kt_fail(err, "--trace '%s': the directory %s is not writable", path, dir);
+	free(dir);
+	return rc;
+}
+
 /* Where the batch's time went. */
 static void print_stats(const kt_tune_stats *st, int n)
 {
@@ -194,8 +216,9 @@ static void print_stats(const kt_tune_stats *st, int n)
 		       st->relaunched);
 	if (st->stand_in)
 		printf("  %d evaluations of variants that NVRTC compiled standing in for nvcc; %d of them, the rivals of the "
-		       "choices, measured again as nvcc compiles them\n",
-		       st->stand_in, st->confirmed);
+		       "choices, measured again as nvcc compiles them (%d rivals' variants compiled by nvcc while "
+		       "the search went on)\n",
+		       st->stand_in, st->confirmed, st->confirm_early);
 	if (st->ngpus > 1) {
 		printf("  GPUs:");
 		for (int i = 0; i < st->ngpus && i < KT_TUNE_MAX_GPUS; i++)
@@ -358,6 +381,7 @@ int kt_cmd_tune(int argc, char **argv)
 		{"t4", KT_OPT_STR, &a.t4, "FILE", "save every evaluation in Kernel Tuner's T4 results format"},
 		{"cache-dir", KT_OPT_STR, &a.cache_dir, "DIR", "where the GPU's measured ceilings are kept"},
 		{"workdir", KT_OPT_STR, &a.workdir, "DIR", "keep the variant sources, cubins and logs here"},
+		{"trace", KT_OPT_STR, &a.trace, "FILE", "write the run's timeline (compiles, measuring, waits) for Perfetto"},
 		{"backend", KT_OPT_STR, &a.backend, "B", "GPU backend: cuda (the default; test builds add fake)"},
 		{"quiet", KT_OPT_FLAG, &a.quiet, NULL, "no progress line"},
 		{"list-gpus", KT_OPT_FLAG, &a.list_gpus, NULL, "list the GPUs that tuning would use (or why there is none) and exit"},
@@ -404,6 +428,8 @@ int kt_cmd_tune(int argc, char **argv)
 	if (rc == 0)
 		rc = parse_seconds(a.timeout, "--timeout", &o.timeout_s, &err);
 	o.run_all = a.record != NULL; /* a recorded space holds what every configuration did */
+	if (rc == 0 && a.trace)
+		rc = check_trace_dir(a.trace, &err);
 	char devarch[8] = "";
 	int devsms = 0;
 	if (rc == 0)
@@ -462,7 +488,12 @@ int kt_cmd_tune(int argc, char **argv)
 		o.patience = a.patience == 0 ? 0 : a.patience < 0 ? -1 : (int)a.patience;
 		o.race = a.no_race ? -1 : 0;
 		o.no_nvrtc = a.no_nvrtc || (kt_env("KT_NVRTC") && kt_env_false_value(kt_env("KT_NVRTC")));
+		o.trace = a.trace ? kt_trace_new(kt_now()) : NULL;
 		rc = tune_all(t, &a, &tc, &m, only, (size_t)a.configs.n, &o, &err);
+		kt_err te = {0};
+		if (o.trace && kt_trace_write(o.trace, a.trace, &te) && rc == 0) /* a failed run's trace is kept too */
+			rc = kt_fail(&err, "--trace '%s': %s", a.trace, te.msg);
+		kt_trace_free(o.trace);
 		if (rc == 0 && cache && have_gpu)
 			kt_cache_ceilings_store(cache, &gi.id, &ceil);
 		kt_cache_close(cache, NULL);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "compile.h"
+#include "decide.h"
 #include "proc.h"
 #include "search.h"
 #include "space.h"
@@ -419,9 +420,16 @@ static void ask_all(tuner *tu, idlist *fresh)
 	size_t steered = (total / 4 + active - 1) / active;
 	each = each < MIN_ASK ? MIN_ASK : each;
 	steered = steered < MIN_ASK ? MIN_ASK : steered;
+	double t0 = kt_now();
+	size_t n = 0;
 	for (size_t k = 0; k < tu->ntasks; k++)
 		if (tu->tasks[k].state == T_ASKING)
-			tu_ask_task(tu, (int)k, kt_search_steered(tu->tasks[k].search) ? steered : each, fresh);
+			n += tu_ask_task(tu, (int)k, kt_search_steered(tu->tasks[k].search) ? steered : each, fresh);
+	if (tu->o->trace) {
+		char args[64];
+		snprintf(args, sizeof args, "\"configurations\":%zu,\"units\":%zu", n, fresh->n);
+		kt_trace_span(tu->o->trace, LANE_LOOP, "ask", t0, kt_now(), args);
+	}
 }
 
 /* A task is still to be set up. */
@@ -510,6 +518,42 @@ static int start_ready(tuner *tu, kt_err *err)
 	return 0;
 }
 
+/* Compiles by nvcc, in slot CONFIRM, the variants of the searching tasks' rivals as they stand that
+ * NVRTC stood in for.  Before a task chooses, its rivals are measured again from nvcc's variants
+ * (confirm_rivals in tune_choose.c); one compiled here is then ready, where else that compile
+ * (nvcc's fixed cost, 0.6-0.7 s a unit on the GPU machine) came after the search's last result.
+ * One job, all of them in one unit: beside the batches that fill the cores, the least compiling
+ * that keeps up.  A rival that falls behind before the end cost that job's share. */
+static int confirm_early(tuner *tu, kt_err *err)
+{
+	if (tu->busy[CONFIRM])
+		return 0;
+	idlist early = {0};
+	long rival[KT_DECIDE_MAX];
+	for (size_t k = 0; k < tu->ntasks; k++) {
+		task *ta = &tu->tasks[k];
+		if (!tu_is_active(ta))
+			continue;
+		size_t n = tu_rivals(tu, ta, rival);
+		for (size_t i = 0; i < n && early.n < KT_TUNE_PACK; i++) {
+			const kt_eval *e = &ta->r->evals[rival[i]];
+			if (!e->stand_in)
+				continue;
+			long u = tu_unit_make(tu, (int)k, e->cfg, UNIT_NVCC);
+			unitrec *ur = &tu->units[u];
+			if (ur->state != U_NEW)
+				continue;
+			ur->state = U_COMPILING;
+			ur->task = (int)k;
+			tu_id_add(&early, u);
+		}
+	}
+	tu->st.confirm_early += (int)early.n;
+	int rc = early.n ? tu_compile_confirm(tu, &early, err) : 0;
+	free(early.v);
+	return rc;
+}
+
 /* Starts a compile batch in each free slot while the searches have something to ask.  A search
  * steered by results asks a small batch, whose compile keeps the cores busy for less time than
  * it takes to come back: a second batch, asked from the same results, compiles beside it. */
@@ -548,10 +592,13 @@ static int pipeline(tuner *tu, kt_err *err)
 		drop_failed(tu, &tu->waiting);
 		if (rc == 0)
 			rc = refill(tu, err);
+		if (rc == 0)
+			rc = confirm_early(tu, err);
 		if (rc == 0 && !tu_measurable(tu) && tu_oldest_busy(tu) >= 0) {
 			double t0 = kt_now();
 			rc = tu_reap(tu, 1, err);
 			tu->st.compile_wait_s += kt_now() - t0;
+			kt_trace_span(tu->o->trace, LANE_LOOP, "wait for the compiler", t0, kt_now(), NULL);
 		}
 		progress(tu);
 		if (rc == 0 && !tu->ready.n && tu_oldest_busy(tu) < 0 && !tu->waiting.n && !tu->npending) {
@@ -574,7 +621,7 @@ static int pipeline(tuner *tu, kt_err *err)
 static void tuner_free(tuner *tu)
 {
 	free(tu->later.v);
-	for (int s = 0; s < SLOTS; s++) {
+	for (int s = 0; s < NSLOTS; s++) {
 		if (tu->busy[s])
 			kt_proc_kill(&tu->ninja[s]);
 		free(tu->slot_units[s]);
@@ -608,6 +655,27 @@ static void tuner_free(tuner *tu)
 	free(tu->workdir);
 }
 
+/* The trace's lanes, and the setup on it. */
+static void trace_lanes(const tuner *tu)
+{
+	kt_trace *tr = tu->o->trace;
+	if (!tr)
+		return;
+	kt_trace_lane(tr, LANE_LOOP, "loop: asks, waits for the compiler");
+	kt_trace_lane(tr, LANE_MEASURE, "workers: check and time");
+	kt_trace_lane(tr, LANE_RETIME, "the choice: rivals re-timed");
+	for (int s = 0; s < SLOTS; s++) {
+		char name[48];
+		snprintf(name, sizeof name, "compile slot %d: batches", s);
+		kt_trace_lane(tr, LANE_BATCH + s, name);
+		snprintf(name, sizeof name, "compile slot %d: variants", s);
+		kt_trace_lane(tr, LANE_UNITS + s, name);
+	}
+	kt_trace_lane(tr, LANE_BATCH + CONFIRM, "rivals' nvcc variants, early");
+	kt_trace_lane(tr, LANE_UNITS + CONFIRM, "rivals' nvcc variants, early: each");
+	kt_trace_span(tr, LANE_LOOP, "setup", tu->start, tu->start + tu->st.setup_s, NULL);
+}
+
 int kt_tune_batch(kt_tune_task *tasks, size_t n, const kt_tune_opts *o, kt_err *err)
 {
 	tuner tu = {.o = o, .start = kt_now()};
@@ -629,6 +697,8 @@ int kt_tune_batch(kt_tune_task *tasks, size_t n, const kt_tune_opts *o, kt_err *
 	char arch[16];
 	kt_gpu_arch(&tu.info.id, arch, sizeof arch);
 	tu.batchcc.arch = arch; /* the check kernels' target: the device's own */
+	tu.confirmcc = tu.batchcc;
+	tu.confirmcc.jobs = 1;
 	if (rc == 0) {
 		for (size_t k = 0; k < n; k++)
 			add_task(&tu, &tasks[k]);
@@ -641,6 +711,7 @@ int kt_tune_batch(kt_tune_task *tasks, size_t n, const kt_tune_opts *o, kt_err *
 	}
 	tu.st.setup_s = kt_now() - tu.start;
 	tu.last_charge = kt_now();
+	trace_lanes(&tu);
 	if (rc == 0)
 		rc = pipeline(&tu, err);
 	tu.closing = 1;

@@ -52,6 +52,7 @@ typedef struct kt_tune_stats {
 	int by_nvrtc;          /* variants compiled by NVRTC rather than nvcc */
 	int stand_in;          /* evaluations of variants NVRTC compiled standing in for nvcc (nvrtc.h) */
 	int confirmed;         /* the choices' rivals among them, measured again as nvcc compiles them */
+	int confirm_early;     /* rivals' nvcc variants compiled while their task still searched */
 	int compiled;          /* variants compiled (each once, whatever the shapes that measured it) */
 	int early;             /* of those, taken while the rest of their batch still compiled */
 	int reused;            /* evaluations of a variant compiled for another shape of its template */
@@ -97,6 +98,7 @@ typedef struct kt_tune_opts {
 	struct kt_tune_task *(*next)(void *ctx, struct kt_tune_task *done);
 	void *next_ctx;
 	kt_tune_stats *stats;         /* filled when not NULL */
+	struct kt_trace *trace;       /* the run's timeline (trace.h); NULL: none */
 } kt_tune_opts;
 
 /* One problem of a batch.  The caller fills the first part; kt_tune_batch the rest. */

@@ -102,7 +102,7 @@ static void retime_rivals(tuner *tu, task *ta, kt_retimed *c, size_t k)
 
 /* The rivals of task ta's choice (decide.h) into rival[]; how many.  A user's --config list is
  * compared whole; with re-timing off, the fastest alone. */
-static size_t rivals(const tuner *tu, const task *ta, long *rival)
+size_t tu_rivals(const tuner *tu, const task *ta, long *rival)
 {
 	int top = tu->o->retime_top == 0 ? DEFAULT_RETIME_TOP : tu->o->retime_top;
 	return kt_decide_rivals(ta->t, ta->r, top > 0 ? (size_t)top : 1, ta->tt->nonly > 0, rival,
@@ -116,7 +116,7 @@ static size_t rivals(const tuner *tu, const task *ta, long *rival)
 static size_t confirm_rivals(tuner *tu, task *ta)
 {
 	long rival[KT_DECIDE_MAX];
-	size_t k = rivals(tu, ta, rival), n = 0;
+	size_t k = tu_rivals(tu, ta, rival), n = 0;
 	for (size_t i = 0; i < k; i++) {
 		const kt_eval *e = &ta->r->evals[rival[i]];
 		long idx = e->stand_in ? tu_find_cfg(ta->space, ta->t->nparams, e->cfg) : -1;
@@ -135,7 +135,7 @@ static void choose(tuner *tu, task *ta)
 {
 	kt_tune_result *r = ta->r;
 	long rival[KT_DECIDE_MAX];
-	size_t k = rivals(tu, ta, rival);
+	size_t k = tu_rivals(tu, ta, rival);
 	r->best = -1;
 	if (!k)
 		return;
@@ -156,6 +156,11 @@ void tu_finish_task(tuner *tu, task *ta)
 	double t0 = kt_now();
 	choose(tu, ta);
 	tu->st.retime_s += kt_now() - t0;
+	if (tu->o->trace) {
+		char args[48];
+		snprintf(args, sizeof args, "\"rivals\":%zu", ta->r->nretimed);
+		kt_trace_span(tu->o->trace, LANE_RETIME, ta->tt->label ? ta->tt->label : ta->id, t0, kt_now(), args);
+	}
 	kt_tune_result *r = ta->r;
 	long d = ta->def_idx >= 0 ? ta->ev_of[ta->def_idx] : -1;
 	if (d >= 0 && r->evals[d].status == KT_OK && !r->evals[d].raced)

@@ -14,6 +14,7 @@
 #include "proc.h"
 #include "search.h"
 #include "space.h"
+#include "trace.h"
 #include "tune.h"
 #include "worker.h"
 
@@ -33,8 +34,14 @@ static const double RETIME_BLOCK_US = 10000, RETIME_LAUNCH_US = 10;
  * load (tune_choose.c). */
 static const double RETIME_WARM_FACTOR = 300, RETIME_WARM_US = 1e6;
 enum { SLOTS = 2 };                            /* compile batches in flight at once */
+/* and the slot of the rivals' nvcc variants compiled while their task still searches, one job: see
+ * tune.c, confirm_early */
+enum { CONFIRM = SLOTS, NSLOTS = SLOTS + 1 };
 static const double FIRST_BATCH_S = 2.0;       /* the searches' first batch compiles in about this */
-enum { PENDING = -2 };                         /* ev_of: on its way, not yet recorded */
+enum { PENDING = -2 };
+/* The trace's lanes (trace.h): the loop, the measuring, the re-timings, each slot's batches and
+ * each slot's variants. */
+enum { LANE_LOOP = 1, LANE_MEASURE = 2, LANE_RETIME = 3, LANE_BATCH = 10, LANE_UNITS = 20 };                         /* ev_of: on its way, not yet recorded */
 
 /* How the units of one template and toolchain are compiled. */
 typedef struct group {
@@ -132,12 +139,14 @@ typedef struct tuner {
 	size_t capindex;
 	kt_compiler batchcc; /* ninja, jobs, workdir (and the check unit's compiler) */
 	char exe[PATH_MAX];  /* the kt executable: workers and `kt nvrtc` */
-	kt_proc ninja[SLOTS];
-	long *slot_units[SLOTS];
-	size_t slot_n[SLOTS];
-	unsigned char *slot_done[SLOTS]; /* its units whose results came before the batch ended */
-	int busy[SLOTS];
-	int next_slot;
+	kt_compiler confirmcc; /* batchcc with one job: slot CONFIRM's */
+	kt_proc ninja[NSLOTS];
+	long *slot_units[NSLOTS];
+	size_t slot_n[NSLOTS];
+	unsigned char *slot_done[NSLOTS]; /* its units whose results came before the batch ended */
+	int busy[NSLOTS];
+	double slot_t0[NSLOTS]; /* when its batch started */
+	int next_slot;    /* of the batches' SLOTS; CONFIRM is used by nothing else */
 	candlist waiting, ready;
 	idlist later;     /* units made outside a refill, for the next compile batch */
 	kt_pool *pool;
@@ -164,6 +173,8 @@ int tu_sort_out(tuner *tu, cand *c);
 void tu_enqueue(tuner *tu, int k, size_t idx, idlist *fresh);
 void tu_enqueue_confirm(tuner *tu, int k, size_t idx, idlist *fresh);
 void tu_id_add(idlist *l, long id);
+/* The rivals of task ta's choice as they stand (decide.h) into rival[KT_DECIDE_MAX]; how many. */
+size_t tu_rivals(const tuner *tu, const task *ta, long *rival);
 /* Asks task k's search for up to max configurations into fresh; how many it gave. */
 size_t tu_ask_task(tuner *tu, int k, size_t max, idlist *fresh);
 /* Configurations per compile batch. */
@@ -203,6 +214,8 @@ long tu_unit_of(tuner *tu, int k, const uint16_t *cfg);
 void tu_group_free(group *g);
 int tu_group_of(tuner *tu, const kt_tmpl *t, const kt_toolchain *tc, kt_err *err);
 int tu_compile_start(tuner *tu, const idlist *l, kt_err *err);
+/* The same in slot CONFIRM, for the rivals' nvcc variants compiled early (tune.c). */
+int tu_compile_confirm(tuner *tu, const idlist *l, kt_err *err);
 int tu_compile_finish(tuner *tu, int s, kt_err *err);
 int tu_oldest_busy(const tuner *tu);
 int tu_reap(tuner *tu, int wait, kt_err *err);

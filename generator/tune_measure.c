@@ -88,6 +88,15 @@ int tu_measure_ready(tuner *tu, kt_err *err)
 	gating g = {tu, cs};
 	int rc = kt_pool_run_gated(tu->pool, jobs, n, &(kt_pool_gate){&g, gate_hold, gate_done}, err);
 	tu->st.measure_s += kt_now() - t0;
+	if (tu->o->trace) {
+		size_t nconfirm = 0;
+		for (size_t i = 0; i < n; i++)
+			nconfirm += cs[i].confirm != 0;
+		char name[48], args[64];
+		snprintf(name, sizeof name, "measure %zu", n);
+		snprintf(args, sizeof args, "\"candidates\":%zu,\"confirmations\":%zu", n, nconfirm);
+		kt_trace_span(tu->o->trace, LANE_MEASURE, name, t0, kt_now(), args);
+	}
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		task *ta = &tu->tasks[cs[i].task];
 		unitrec *ur = &tu->units[cs[i].unit];

@@ -200,10 +200,11 @@ int tu_group_of(tuner *tu, const kt_tmpl *t, const kt_toolchain *tc, kt_err *err
 
 /* ---- compiling ------------------------------------------------------------------------------------- */
 
-/* Starts compiling the fresh units in the next free slot. */
-int tu_compile_start(tuner *tu, const idlist *l, kt_err *err)
+static const kt_compiler *slot_cc(const tuner *tu, int s) { return s == CONFIRM ? &tu->confirmcc : &tu->batchcc; }
+
+/* Starts compiling the fresh units in slot s. */
+static int compile_in(tuner *tu, const idlist *l, int s, kt_err *err)
 {
-	int s = tu->next_slot;
 	const long *fresh = l->v;
 	size_t n = l->n;
 	kt_unit *u = kt_xcalloc(n + 1, sizeof *u);
@@ -211,7 +212,7 @@ int tu_compile_start(tuner *tu, const idlist *l, kt_err *err)
 		u[i] = tu->units[fresh[i]].u;
 		tu->units[fresh[i]].slot = s;
 	}
-	int rc = kt_compile_start(&tu->batchcc, u, n, s, &tu->ninja[s], err);
+	int rc = kt_compile_start(slot_cc(tu, s), u, n, s, &tu->ninja[s], err);
 	free(u); /* shallow copies: the units keep their buffers */
 	free(tu->slot_units[s]); /* a batch that could not start left them */
 	free(tu->slot_done[s]);
@@ -220,10 +221,20 @@ int tu_compile_start(tuner *tu, const idlist *l, kt_err *err)
 	tu->slot_n[s] = n;
 	tu->slot_done[s] = kt_xcalloc(n + 1, 1);
 	tu->busy[s] = rc == 0;
-	tu->next_slot = (s + 1) % SLOTS;
-	tu->st.batches++;
+	tu->slot_t0[s] = kt_now();
+	tu->st.batches += s != CONFIRM;
 	return rc;
 }
+
+/* Starts compiling the fresh units in the next free slot. */
+int tu_compile_start(tuner *tu, const idlist *l, kt_err *err)
+{
+	int s = tu->next_slot;
+	tu->next_slot = (s + 1) % SLOTS;
+	return compile_in(tu, l, s, err);
+}
+
+int tu_compile_confirm(tuner *tu, const idlist *l, kt_err *err) { return compile_in(tu, l, CONFIRM, err); }
 
 /* The candidates waiting for units that are done: ready, or recorded as failed. */
 static void release_waiting(tuner *tu)
@@ -241,8 +252,14 @@ static void release_waiting(tuner *tu)
 	tu->waiting.n = keep;
 }
 
-static void count_compiled(tuner *tu, const kt_unit *u)
+/* Unit u of slot s is done: counted, and on the trace from its batch's start. */
+static void count_compiled(tuner *tu, int s, const kt_unit *u)
 {
+	if (tu->o->trace) {
+		char args[96];
+		snprintf(args, sizeof args, "\"ok\":%d,\"nvrtc\":%d,\"packed\":%d", u->ok, u->by_nvrtc, u->packed);
+		kt_trace_span(tu->o->trace, LANE_UNITS + s, u->name, tu->slot_t0[s], kt_now(), args);
+	}
 	tu->st.packed += u->packed;
 	tu->st.by_nvrtc += u->by_nvrtc;
 	tu->st.compiled++;
@@ -257,13 +274,13 @@ static void take_early(tuner *tu, int s)
 	kt_unit *u = kt_xcalloc(n + 1, sizeof *u);
 	for (size_t i = 0; i < n; i++)
 		u[i] = tu->units[tu->slot_units[s][i]].u;
-	int fresh = kt_compile_poll(&tu->batchcc, u, n, &tu->ninja[s], tu->slot_done[s]);
+	int fresh = kt_compile_poll(slot_cc(tu, s), u, n, &tu->ninja[s], tu->slot_done[s]);
 	for (size_t i = 0; i < n; i++) { /* what it read replaced the units' buffers */
 		unitrec *ur = &tu->units[tu->slot_units[s][i]];
 		ur->u = u[i];
 		if (tu->slot_done[s][i] && ur->state != U_DONE) {
 			ur->state = U_DONE;
-			count_compiled(tu, &u[i]);
+			count_compiled(tu, s, &u[i]);
 			tu->st.early++;
 		}
 	}
@@ -280,17 +297,23 @@ int tu_compile_finish(tuner *tu, int s, kt_err *err)
 	kt_unit *u = kt_xcalloc(n + 1, sizeof *u);
 	for (size_t i = 0; i < n; i++)
 		u[i] = tu->units[tu->slot_units[s][i]].u;
-	int rc = kt_compile_finish(&tu->batchcc, u, n, s, &tu->ninja[s], err);
+	int rc = kt_compile_finish(slot_cc(tu, s), u, n, s, &tu->ninja[s], err);
 	for (size_t i = 0; i < n; i++) {
 		unitrec *ur = &tu->units[tu->slot_units[s][i]];
 		ur->u = u[i];
 		ur->state = U_DONE;
 		if (!tu->slot_done[s][i])
-			count_compiled(tu, &u[i]);
+			count_compiled(tu, s, &u[i]);
 		if (u[i].unpackable) /* its template cannot share a translation unit: alone from now on */
 			tu->groups[ur->group]->cc.prelude = tu->groups[ur->group]->ccn.prelude = NULL;
 	}
 	free(u);
+	if (tu->o->trace) {
+		char args[64];
+		snprintf(args, sizeof args, "\"units\":%zu", n);
+		kt_trace_span(tu->o->trace, LANE_BATCH + s, s == CONFIRM ? "rivals' nvcc variants" : "compile batch",
+			      tu->slot_t0[s], kt_now(), args);
+	}
 	free(tu->slot_units[s]);
 	tu->slot_units[s] = NULL;
 	free(tu->slot_done[s]);
@@ -300,7 +323,7 @@ int tu_compile_finish(tuner *tu, int s, kt_err *err)
 	return rc < 0 ? -1 : 0;
 }
 
-/* The oldest busy slot, or -1. */
+/* The oldest busy slot of the batches, else CONFIRM when it is busy, else -1. */
 int tu_oldest_busy(const tuner *tu)
 {
 	for (int i = 0; i < SLOTS; i++) {
@@ -308,15 +331,15 @@ int tu_oldest_busy(const tuner *tu)
 		if (tu->busy[s])
 			return s;
 	}
-	return -1;
+	return tu->busy[CONFIRM] ? CONFIRM : -1;
 }
 
 /* Until a busy slot's ninja says something (an edge ended) or ends. */
 static void wait_ninja(const tuner *tu)
 {
-	struct pollfd fds[SLOTS];
+	struct pollfd fds[NSLOTS];
 	nfds_t n = 0;
-	for (int s = 0; s < SLOTS; s++)
+	for (int s = 0; s < NSLOTS; s++)
 		if (tu->busy[s]) {
 			if (tu->ninja[s].eof || tu->ninja[s].in.len || tu->ninja[s].fd < 0)
 				return; /* something to take already */
@@ -331,8 +354,8 @@ int tu_reap(tuner *tu, int wait, kt_err *err)
 {
 	if (wait)
 		wait_ninja(tu);
-	for (int i = 0; i < SLOTS; i++) {
-		int s = (tu->next_slot + i) % SLOTS;
+	for (int i = 0; i < NSLOTS; i++) {
+		int s = i < SLOTS ? (tu->next_slot + i) % SLOTS : CONFIRM;
 		if (!tu->busy[s])
 			continue;
 		take_early(tu, s);

@@ -13,6 +13,7 @@
 #include "check.h"
 #include "emit.h"
 #include "hangs.h"
+#include "trace.h"
 #include "tune.h"
 
 static kt_tmpl *parse(void)
@@ -932,14 +933,18 @@ static const char standin_src[] = "// @kt kernel    scale\n"
 				  "\t\t\tout[base + j] = 2.0f * x[base + j];\n"
 				  "}\n";
 
-static void test_stand_in(const char *dir)
+/* With wait set, the fastest configuration's compile lasts until an nvcc variant of a rival
+ * has compiled (fake-compile-wait): the rivals as they stand are compiled by nvcc while the
+ * search goes on (slot CONFIRM), not after its last result. */
+static void stand_in(const char *dir, int wait)
 {
-	char work[600];
+	char work[600], src[sizeof standin_src + 128];
 	kt_err err = {0};
-	kt_tmpl *t = write_template(dir, "standin.cu.tmpl", standin_src, sizeof standin_src - 1);
+	snprintf(src, sizeof src, "%s%s", standin_src, wait ? "// fake-compile-wait: BLOCK=256 UNROLL=4 *_nv*.cubin\n" : "");
+	kt_tmpl *t = write_template(dir, wait ? "standin_wait.cu.tmpl" : "standin.cu.tmpl", src, strlen(src));
 	if (!t)
 		return;
-	snprintf(work, sizeof work, "%s/standin-work", dir);
+	snprintf(work, sizeof work, "%s/standin-work%d", dir, wait);
 	setenv("FAKE_NVRTC_VERDICT", "differs", 1);
 	setenv("FAKE_NVRTC_SED", "s/fake-time-us: 100/fake-time-us: 50/", 1);
 	kt_tune_opts o = fake_opts(work);
@@ -949,14 +954,27 @@ static void test_stand_in(const char *dir)
 	o.nvrtc_lib = "libnvrtc.so";
 	kt_tune_stats st = {0};
 	o.stats = &st;
+	o.trace = kt_trace_new(0);
 	int64_t shape[1] = {4096};
 	kt_tune_result r;
 	CHECK_INT(tune(t, shape, &o, &r, &err), 0);
 	CHECK_INT(r.nevals, 9);
+	/* The timeline shows them in their slot (trace.h). */
+	char trace[700];
+	kt_buf text = {0};
+	snprintf(trace, sizeof trace, "%s/trace.json", work);
+	CHECK_INT(kt_trace_write(o.trace, trace, &err), 0);
+	CHECK_INT(kt_read_file(trace, &text, &err), 0);
+	CHECK(!wait || strstr(kt_buf_str(&text), "\"name\":\"rivals' nvcc variants\"") != NULL);
+	kt_buf_free(&text);
+	kt_trace_free(o.trace);
 	/* The first batches compare NVRTC with nvcc (nvcc's variants); the later ones stand in.  The
 	 * rivals are confirmed; the stand-ins that racing left behind are not. */
 	CHECK(st.stand_in > 0);
 	CHECK(st.confirmed > 0 && st.confirmed <= st.stand_in);
+	CHECK(st.confirm_early <= st.compiled);
+	if (wait) /* else the fake compile waits out its bound, and nothing was compiled early */
+		CHECK(st.confirm_early > 0);
 	for (size_t i = 0; i < r.nretimed; i++)
 		CHECK_INT(r.evals[r.retimed[i].eval].stand_in, 0);
 	kt_buf cfg = {0};
@@ -972,6 +990,12 @@ static void test_stand_in(const char *dir)
 	unsetenv("FAKE_NVRTC_VERDICT");
 	unsetenv("FAKE_NVRTC_SED");
 	kt_tmpl_free(t);
+}
+
+static void test_stand_in(const char *dir)
+{
+	stand_in(dir, 0);
+	stand_in(dir, 1);
 }
 
 /* A long kernel bound by arithmetic (its roofline's flops term the larger) on a GPU whose clock

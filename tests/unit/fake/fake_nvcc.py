@@ -8,10 +8,14 @@ kernel's rename), and reads these comment lines of the template:
   fake-regs: P=V N                   report N registers when the setting holds (default 32)
   fake-compile-ms: [P=V...] N        take N more milliseconds to compile the variant when every
                                      setting holds (none: every variant), as heavy code does
+  fake-compile-wait: [P=V...] GLOB   when every setting holds, end only once a file matching GLOB
+                                     is in the work directory (at most 60 s): a compile that lasts
+                                     until another one of the tuner's has ended
 Output, depfile and ptxas-style report are written like `nvcc -cubin -Xptxas -v -MD -MF`;
 `--version` answers like nvcc 13.0, or as the compiler KT_FAKE_NVCC_VERSION_OF names does (records
 made with the fake then have that compiler's keys).
 """
+import glob
 import os
 import re
 import sys
@@ -49,6 +53,11 @@ def compile_part(src, text, included):
         if holds(settings):
             ms += int(n)
     time.sleep(ms / 1000.0)
+    for line in re.findall(r"fake-compile-wait: (.*)$", text, re.M):
+        *settings, pattern = line.split()
+        deadline = time.monotonic() + 60
+        while holds(settings) and not glob.glob(pattern) and time.monotonic() < deadline:
+            time.sleep(0.02)
     regs = 32
     for line in re.findall(r"fake-regs: (.*)$", text, re.M):
         *settings, n = line.split()

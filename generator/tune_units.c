@@ -255,9 +255,13 @@ static void release_waiting(tuner *tu)
 /* Unit u of slot s is done: counted, and on the trace from its batch's start. */
 static void count_compiled(tuner *tu, int s, const kt_unit *u)
 {
-	if (tu->o->trace) {
-		char args[96];
-		snprintf(args, sizeof args, "\"ok\":%d,\"nvrtc\":%d,\"packed\":%d", u->ok, u->by_nvrtc, u->packed);
+	if (tu->o->trace) { /* the configuration from the variant's text (emit.c) */
+		static const char tag[] = "// configuration: ";
+		const char *cfg = strstr(kt_buf_str(&u->src), tag);
+		int len = cfg ? (int)strcspn(cfg += sizeof tag - 1, "\n\"\\") : 0;
+		char args[512];
+		snprintf(args, sizeof args, "\"ok\":%d,\"nvrtc\":%d,\"packed\":%d,\"config\":\"%.*s\"", u->ok, u->by_nvrtc,
+			 u->packed, len < 400 ? len : 400, cfg ? cfg : "");
 		kt_trace_span(tu->o->trace, LANE_UNITS + s, u->name, tu->slot_t0[s], kt_now(), args);
 	}
 	tu->st.packed += u->packed;

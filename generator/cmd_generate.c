@@ -86,6 +86,7 @@ typedef struct run_args {
 	{"seconds", KT_OPT_INT, &(ra)->seconds, "S", "wall seconds per tuned shape (default 90; < 0: no limit)"},      \
 	{"strategy", KT_OPT_STR, &(ra)->o.strategy, "NAME", "search strategy when tuning (default auto)"},              \
 	{"report", KT_OPT_STR, &(ra)->o.report, "FILE", "after a run that tuned, its records' HTML report (kt report)"}, \
+	{"trace", KT_OPT_STR, &(ra)->o.trace, "FILE", "after a run that tuned, where its time went, for Perfetto (kt tune --trace)"}, \
 	{"farm", KT_OPT_STR, &(ra)->farm, "SPEC", "farm the misses out to Slurm instead of tuning here (docs/farm.md; else $KT_FARM)"}, \
 	{"farm-dir", KT_OPT_STR, &(ra)->farm_dir, "DIR", "where the farm's lists, job scripts and logs go (default: <cache dir>/farm)"}, \
 	{"quiet", KT_OPT_FLAG, &(ra)->o.quiet, NULL, "no notes on stderr"}

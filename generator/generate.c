@@ -19,6 +19,7 @@
 #include "proc.h"
 #include "provenance.h"
 #include "report.h"
+#include "trace.h"
 #include "rounds.h"
 #include "search.h"
 #include "space.h"
@@ -556,8 +557,15 @@ static int tune_misses(run *rn, kt_err *err)
 	kt_tune_stats st = {0};
 	to.stats = &st;
 	double t0 = kt_now();
+	to.trace = n && o->trace ? kt_trace_new(t0) : NULL;
 	int rc = n ? kt_rounds_run(tasks, n, &to, pl, pl ? rounds : 1, &te) : 0;
 	double secs = kt_now() - t0;
+	kt_err we = {0};
+	if (to.trace && kt_trace_write(to.trace, o->trace, &we) == 0)
+		note(o, "kt: where the tuning's time went (Perfetto, about:tracing): %s", o->trace);
+	else if (to.trace)
+		note(o, "kt: warning: no timeline: %s", we.msg);
+	kt_trace_free(to.trace);
 	size_t evals = 0;
 	for (size_t m = 0; m < n; m++)
 		for (int k = 0; k < tasks[m].out.n; k++)

@@ -82,6 +82,7 @@ typedef struct kt_generate_opts {
 	const char *llm_why;
 	const char *secret;
 	const char *report;          /* after a run that tuned: the HTML report of its kernels' records (report.h) */
+	const char *trace;           /* after a run that tuned: its timeline (trace.h) */
 	/* KT_FARM (farm.h): when tuning is allowed (not --no-tune, not --require-hit), the misses are
 	 * not tuned here but farmed out to Slurm, and meanwhile each gets the configuration of the
 	 * closest record of its template (transfer.h), else the default.  NULL: tune here. */

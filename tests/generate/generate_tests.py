@@ -94,16 +94,25 @@ def case_gpu_keys(env):
     # --read-only: tuned, not stored.
     m, _ = env.generate(shape, "--read-only", "--quiet")
     check(origins(m) == ["tuned"] and not env.records(), "--read-only tunes and stores nothing")
-    # A miss is tuned and stored.
-    m, err = env.generate(shape)
+    # A miss is tuned and stored; --trace writes where the tuning's time went.
+    trace = os.path.join(env.root, "trace.json")
+    m, err = env.generate(shape, "--trace", trace)
     check(origins(m) == ["tuned"] and len(env.records()) == 1, "a miss is tuned and stored: %s %s" % (origins(m), err))
     tuned = m["shapes"][0]["config"]
     check(tuned["BLOCK"] == 256 and tuned["UNROLL"] == 4, "the fastest configuration: %s" % tuned)
-    # The GPU's identity is read with --require-hit and --no-tune: both hit the record.
+    with open(trace) as f:
+        names = {e["name"] for e in json.load(f)["traceEvents"] if e["ph"] == "X"}
+    check({"setup", "compile batch", "ask"} <= names and any(n.startswith("measure ") for n in names),
+          "the trace of a miss: %s" % sorted(names))
+    check("where the tuning's time went" in err and trace in err, "the trace is named: " + err)
+    os.remove(trace)
+    # The GPU's identity is read with --require-hit and --no-tune: both hit the record, and
+    # nothing tuned leaves no trace.
     for flag in ("--require-hit", "--no-tune"):
-        m, _ = env.generate(shape, flag)
+        m, _ = env.generate(shape, flag, "--trace", trace)
         check(origins(m) == ["cache:user"] and m["shapes"][0]["config"] == tuned,
               "%s hits the record: %s" % (flag, origins(m)))
+        check(not os.path.exists(trace), "%s: a hit writes no trace" % flag)
 
 
 def record(path):

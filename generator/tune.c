@@ -586,9 +586,10 @@ static int pipeline(tuner *tu, kt_err *err)
 		if (rc == 0)
 			rc = tu_measure_ready(tu, err);
 		charge(tu);
+		int finished = 0; /* one re-timing a turn: the compile slots are refilled between */
 		for (size_t k = 0; k < tu->ntasks; k++)
 			if (tu_is_active(&tu->tasks[k]))
-				tu_update_state(tu, &tu->tasks[k]);
+				finished += tu_update_state(tu, &tu->tasks[k], !finished);
 		drop_failed(tu, &tu->waiting);
 		if (rc == 0)
 			rc = refill(tu, err);

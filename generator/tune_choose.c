@@ -240,7 +240,7 @@ static int siblings_settled(const tuner *tu, const task *ta)
 
 /* Moves a task that should stop to draining, and one that is draining with nothing in flight,
  * once its siblings stopped searching too, to their best configurations, then to done. */
-void tu_update_state(tuner *tu, task *ta)
+int tu_update_state(tuner *tu, task *ta, int may_finish)
 {
 	char why[96];
 	const char *s;
@@ -250,11 +250,13 @@ void tu_update_state(tuner *tu, task *ta)
 	}
 	if (ta->state == T_DRAINING && ta->inflight == 0 && !ta->siblings_asked) {
 		if (ta->tt->nonly == 0 && !siblings_settled(tu, ta))
-			return;
+			return 0;
 		ask_siblings(tu, (int)(ta - tu->tasks));
 	}
-	if (ta->state == T_DRAINING && ta->inflight == 0 && !confirm_rivals(tu, ta))
-		tu_finish_task(tu, ta);
+	if (ta->state != T_DRAINING || ta->inflight != 0 || confirm_rivals(tu, ta) || !may_finish)
+		return 0;
+	tu_finish_task(tu, ta);
+	return 1;
 }
 
 void tu_fail_task(task *ta, const kt_err *e)

@@ -39,6 +39,10 @@ enum { SLOTS = 2 };                            /* compile batches in flight at o
 enum { CONFIRM = SLOTS, NSLOTS = SLOTS + 1 };
 static const double FIRST_BATCH_S = 2.0;       /* the searches' first batch compiles in about this */
 enum { PENDING = -2 };
+/* Candidates measured in one turn of the loop, at most (about 0.3 s of the GPU): a turn that
+ * measured many more left the compile slots idle meanwhile (bench/RESULTS.md, "A configure's
+ * turns kept short"). */
+enum { MEASURE_TURN = 32 };
 /* The trace's lanes (trace.h): the loop, the measuring, the re-timings, each slot's batches and
  * each slot's variants. */
 enum { LANE_LOOP = 1, LANE_MEASURE = 2, LANE_RETIME = 3, LANE_BATCH = 10, LANE_UNITS = 20 };                         /* ev_of: on its way, not yet recorded */
@@ -228,7 +232,9 @@ int tu_measurable(const tuner *tu);
 
 /* tune_choose.c: the end of a task. */
 void tu_finish_task(tuner *tu, task *ta);
-void tu_update_state(tuner *tu, task *ta);
+/* Moves task ta on: it stops asking when a rule says so, asks its siblings' bests, confirms its
+ * rivals, and (when may_finish) chooses.  1 when it chose (a re-timing ran). */
+int tu_update_state(tuner *tu, task *ta, int may_finish);
 void tu_fail_task(task *ta, const kt_err *e);
 
 #endif

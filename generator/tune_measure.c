@@ -14,6 +14,12 @@ static int by_task(const void *a, const void *b)
 	return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+static int by_seq(const void *a, const void *b)
+{
+	const cand *x = a, *y = b;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
 /* Whether a ready candidate may be measured now: its task is searching, and, for a search
  * steered by its results, nothing it asked before this one still compiles, so that it is told in
  * the order it asked, however the compiles end.  (Random and exhaustive orders do not depend on
@@ -56,12 +62,14 @@ static void gate_done(void *ctx, size_t i, const kt_job *j)
 	kt_hangs_saw(g->tu->tasks[g->cs[i].task].hangs, cand_cfg(g, i), j->status);
 }
 
-/* Checks and times the ready candidates on the workers, grouped by problem. */
+/* Checks and times the ready candidates on the workers, grouped by problem: the oldest
+ * MEASURE_TURN of them, so that the loop's turns (which refill the compile slots) stay short. */
 int tu_measure_ready(tuner *tu, kt_err *err)
 {
 	candlist keep = {0}, go = {0}; /* the others are kept for later */
+	qsort(tu->ready.v, tu->ready.n, sizeof *tu->ready.v, by_seq);
 	for (size_t i = 0; i < tu->ready.n; i++)
-		tu_list_add(in_turn(tu, &tu->ready.v[i]) ? &go : &keep, &tu->ready.v[i]);
+		tu_list_add(go.n < MEASURE_TURN && in_turn(tu, &tu->ready.v[i]) ? &go : &keep, &tu->ready.v[i]);
 	free(tu->ready.v);
 	tu->ready = keep;
 	size_t n = go.n;

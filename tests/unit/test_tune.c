@@ -534,6 +534,58 @@ static void test_launch_only(const char *dir)
 	kt_tmpl_free(t);
 }
 
+/* Eighty configurations of one variant (G only sets the grid) are ready at once: one turn of the
+ * loop measures MEASURE_TURN (32) of them at most, so that the compile slots are refilled between
+ * (the trace's measuring spans say how many each turn took). */
+static void test_measure_turns(const char *dir)
+{
+	char src[2048], trace[600];
+	int n = snprintf(src, sizeof src, "// @kt kernel    scale\n// @kt shape     n\n// @kt param     G in 1");
+	for (int g = 2; g <= 80; g++)
+		n += snprintf(src + n, sizeof src - (size_t)n, ", %d", g);
+	snprintf(src + n, sizeof src - (size_t)n, "%s",
+		 " default 1\n"
+		 "// @kt arg       out float[n] out\n"
+		 "// @kt arg       x   float[n] in fill uniform(-2, 2)\n"
+		 "// @kt arg       n   int = n\n"
+		 "// @kt grid      cdiv(n, 64 * G)\n"
+		 "// @kt block     64\n"
+		 "// @kt bytes     8 * n\n"
+		 "// @kt tolerance 1e-6\n"
+		 "#ifndef G\n#define G 1\n#endif\n"
+		 "__global__ void scale(float *out, const float *x, int n)\n"
+		 "{\n"
+		 "\tfor (int i = blockIdx.x * 64 + threadIdx.x; i < n; i += gridDim.x * 64)\n"
+		 "\t\tout[i] = 2.0f * x[i];\n"
+		 "}\n");
+	kt_err err = {0};
+	kt_tmpl *t = write_template(dir, "turns.cu.tmpl", src, strlen(src));
+	if (!t)
+		return;
+	int64_t shape[1] = {1 << 20};
+	kt_tune_task task = {.p = {.tmpl = t, .shape = shape, .tc = &fake_tc}};
+	kt_tune_opts o = fake_opts(NULL);
+	o.strategy = "exhaustive";
+	o.batch = 128; /* every configuration asked at once */
+	o.trace = kt_trace_new(0);
+	CHECK_INT(kt_tune_batch(&task, 1, &o, &err), 0);
+	CHECK_INT(task.out.nevals, 80);
+	snprintf(trace, sizeof trace, "%s/turns-trace.json", dir);
+	kt_buf text = {0};
+	CHECK_INT(kt_trace_write(o.trace, trace, &err), 0);
+	CHECK_INT(kt_read_file(trace, &text, &err), 0);
+	int turns = 0, most = 0, all = 0, k;
+	for (const char *p = strstr(kt_buf_str(&text), "\"candidates\":"); p; p = strstr(p + 1, "\"candidates\":"))
+		if (sscanf(p, "\"candidates\":%d", &k) == 1)
+			turns++, all += k, most = k > most ? k : most;
+	CHECK(turns >= 2 && most <= 32 && most > 0);
+	CHECK(all >= 80);
+	kt_buf_free(&text);
+	kt_trace_free(o.trace);
+	kt_tune_result_free(&task.out);
+	kt_tmpl_free(t);
+}
+
 /* A template whose default (the reference) builds and whose every other configuration does not:
  * like a round whose new parameter does not build at a shape. */
 static const char nobuild_src[] =
@@ -1072,6 +1124,7 @@ int main(void)
 		test_ties(dir);
 		test_reference_once(dir);
 		test_stand_in(dir);
+		test_measure_turns(dir);
 		test_boost(dir);
 		test_first_batch(dir);
 		test_patience(t);

@@ -11,8 +11,9 @@
 # with two or more GPUs of one kind, the first and the whole-space case run again on all of them
 # (one worker per GPU, `--gpu -1`).  Prints one table row per case and where the time went
 # (kt tune's rate counts the search after its setup: the first compile batch, the workers, the
-# references; "whole run" is the command's wall time); each run's full table and its recorded
-# space go to OUTDIR (default: a temporary directory).
+# references; "whole run" is the command's wall time); each run's full table, its recorded space
+# and its timeline (kt tune --trace: NAME.trace.json, for Perfetto) go to OUTDIR (default: a
+# temporary directory).
 set -eu
 kt=$1
 out=${2:-$(mktemp -d)}
@@ -26,7 +27,7 @@ run() { # NAME TEMPLATE SHAPE TYPE STRATEGY BUDGET [PATIENCE]
 	"$kt" space "$src/templates/$tmpl" --shape "$shape" --type "$type" | tail -1 >"$out/$name.space.txt"
 	start=$(date +%s.%N)
 	"$kt" tune "$src/templates/$tmpl" --shape "$shape" --type "$type" --strategy "$strategy" --budget "$budget" --patience "$patience" --seconds 150 --seed 1 $gpu_arg \
-		--cache-dir "$out/cache" --record "$out/$name.csv" --quiet >"$out/$name.txt" 2>&1
+		--cache-dir "$out/cache" --record "$out/$name.csv" --trace "$out/$name.trace.json" --quiet >"$out/$name.txt" 2>&1
 	wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 	line=$(grep ' evaluated in ' "$out/$name.txt")
 	n=$(echo "$line" | sed 's/.*: \([0-9]*\) evaluated.*/\1/')

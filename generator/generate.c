@@ -5,98 +5,19 @@
  * and validate everything), look up (a hit decides a shape), tune (every miss of every kernel
  * in one batch), decide (the rest get the defaults), and only then write.
  */
-#include "generate.h"
+#include "generate_int.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache.h"
-#include "compile.h"
 #include "emit.h"
-#include "farm.h"
-#include "flags.h"
-#include "proc.h"
-#include "provenance.h"
 #include "report.h"
-#include "trace.h"
-#include "rounds.h"
 #include "search.h"
-#include "space.h"
-#include "tmpl.h"
 #include "transfer.h"
-#include "tune.h"
-
-/* One kernel (one kt_add_tuned_kernel call): its flags by class and the build's targets. */
-typedef struct kern {
-	const kt_generate_kernel *k;
-	kt_flags flags;       /* --flags by class (flags.h) */
-	kt_buf archs;         /* the build's targets, "80;90a": --arch's and those the arch flags name */
-	int specific;         /* the template has configurations that need an architecture-specific target */
-	int ngpus;            /* its GPU tables (units with a GPU) */
-} kern;
-
-/* One table of one kernel: the generic one (gpu NULL: every GPU, the template defaults unless
- * forced, and every configuration when no GPU is known) or a GPU model's. */
-typedef struct gen {
-	const kt_generate_kernel *k;
-	const kt_generate_opts *o;
-	kern *kn;
-	const char *gpu;      /* the GPU model asked for (as the user named it); NULL: the generic table */
-	char who[160];        /* "rmsnorm", or "rmsnorm for NVIDIA H200" when the kernel has several tables */
-	int local;            /* its GPU is here: its misses are tuned */
-	int primary;          /* its GPU is the one here, else --gpu's: the GPU that KT_RETUNE and KT_FARM mean */
-	int farm;             /* its misses go to KT_FARM */
-	char arch[16];        /* its target ("90", "90a"); "" for the generic table */
-	kt_tmpl *t;           /* parsed for its target */
-	int n;                /* shapes */
-	int64_t *shapes;      /* n * t->nshapes */
-	uint16_t *cfgs;       /* n * t->nparams: the chosen configurations */
-	uint16_t *forced;     /* n * t->nparams: configurations forced with --config */
-	int *is_forced;       /* per shape */
-	int *decided;         /* per shape: a configuration is chosen */
-	const char **origin;  /* per shape: "default", "cache:<tier>", "tuned", "forced", "transfer", "other-version" */
-	char **key;           /* per shape: the cache key, or NULL */
-	kt_tune_result *res;  /* per shape: the evaluations, tuned or from the record of a hit (else empty) */
-	int noted_default;    /* the "using the template defaults" note was given */
-	kt_cache *cache;      /* open when a GPU identity is known (keys can be made); else NULL */
-	kt_target target;     /* the target GPU: the one here, else the one --gpu names (its identity from a record) */
-	kt_toolchain tc;      /* the compiler (its identity a key field), the arch and flags as given */
-	kt_measure measure;   /* how its misses are timed: --l2 and --launch, else the template's (measure.h) */
-	kt_buf compiler;      /* the compiler's identity */
-	kt_buf refactor;      /* the template's kt refactor provenance for its records (empty: none) */
-	int refactor_read;
-} gen;
-
-/* The run: every kernel, its tables, the GPU here. */
-typedef struct run {
-	const kt_generate_opts *o;
-	kern *kn;             /* per kernel */
-	gen *g;               /* the generic table of each kernel, then the GPU tables, n in all */
-	int n, nk;
-	int here, tune;       /* a GPU is here; tuning a miss is allowed */
-	kt_gpu_info info;
-	struct known_gpu {    /* the identities of GPUs not here, from records (record_identity) */
-		char name[128];
-		kt_gpu_id id;
-		int found;
-	} *ids;
-	int nids;
-	kt_buf missing;       /* --require-hit: one line per shape that missed */
-	int nmissing, nshapes;
-} run;
-
-static int64_t *shape_at(const gen *g, int i) { return g->shapes + (size_t)i * (size_t)g->t->nshapes; }
-static uint16_t *cfg_at(uint16_t *base, const gen *g, int i) { return base + (size_t)i * (size_t)g->t->nparams; }
-static kt_problem problem_at(const gen *g, int i)
-{
-	return (kt_problem){.tmpl = g->t, .shape = shape_at(g, i), .target = &g->target, .tc = &g->tc, .measure = g->measure};
-}
-
-static void note(const kt_generate_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Passes a note to the caller (the command prints it), unless quiet. */
-static void note(const kt_generate_opts *o, const char *fmt, ...)
+void gen_note(const kt_generate_opts *o, const char *fmt, ...)
 {
 	if (o->quiet)
 		return;
@@ -105,9 +26,6 @@ static void note(const kt_generate_opts *o, const char *fmt, ...)
 	kt_vsay(o->note, o->note_ctx, fmt, ap);
 	va_end(ap);
 }
-
-/* KT_FARM: the misses go to Slurm instead of being tuned here (see farm_misses). */
-static int farming(const kt_generate_opts *o) { return o->farm && !o->no_tune && !o->require_hit; }
 
 int kt_generate_parse_force(const char *spec, int nshapes, int *index, const char **cfgtext, kt_err *err)
 {
@@ -316,7 +234,7 @@ static int open_cache(run *rn, gen *g, kt_err *err)
 		kt_target_from_id(&id, &g->target); /* a short name ("H200") of a GPU that records name in full */
 	} else if (!o->require_hit && !(g->farm && farming(o)) && kt_target_lookup(g->gpu, &known, NULL) == 0) {
 		g->target = known;
-		note(o, "kt: %s: no cached record names the GPU '%s': its identity is kt's table's (%s, %d SMs), which "
+		gen_note(o, "kt: %s: no cached record names the GPU '%s': its identity is kt's table's (%s, %d SMs), which "
 			"its records may not share", g->who, g->gpu, known.id.name, known.id.sms);
 	} else {
 		kt_cache_close(g->cache, NULL);
@@ -325,7 +243,7 @@ static int open_cache(run *rn, gen *g, kt_err *err)
 			return kt_fail(err, "GPU '%s': no record in the user or project cache names this GPU, so its "
 				       "identity (and every key) is unknown; tune on that GPU and commit the records "
 				       "(kt cache promote)", g->gpu);
-		note(o, "kt: %s: no cached record names the GPU '%s': %s", g->who, g->gpu,
+		gen_note(o, "kt: %s: no cached record names the GPU '%s': %s", g->who, g->gpu,
 		     g->farm && farming(o) ? "its keys are unknown until the farm's records bring its identity"
 					   : "it gets no table of its own");
 		return 0;
@@ -399,301 +317,6 @@ static int report_missing(run *rn, kt_err *err)
 	return rc;
 }
 
-/* ---- tuning the misses ------------------------------------------------------------------ */
-
-/* A GPU on this machine: its identity is the keys' whatever the options say.  Tuning a miss is
- * allowed unless --no-tune or --require-hit (CI must not tune); read-only tunes but stores nothing. */
-static void local_gpu(run *rn)
-{
-	char why[256];
-	kt_err e = {0};
-	const char *backend = rn->o->backend;
-	if (kt_tune_gpus(backend, why, sizeof why) <= 0 || kt_tune_gpu_info(backend, 0, &rn->info, &e) != 0)
-		return;
-	rn->here = 1;
-	rn->tune = !rn->o->no_tune && !rn->o->require_hit;
-}
-
-/* The "refactor" history of the records of a template that kt refactor wrote (provenance.h),
- * read at the first store; NULL for any other template.  The key secret is never embedded. */
-static const char *refactor_history(gen *g)
-{
-	if (!g->refactor_read)
-		kt_provenance_json(g->t->path, g->t->src, g->t->srclen, g->o->secret, &g->refactor);
-	g->refactor_read = 1;
-	return g->refactor.len ? kt_buf_str(&g->refactor) : NULL;
-}
-
-/* The planner of the rounds, as the options choose; NULL: one round. */
-static const kt_planner *planner(const kt_generate_opts *o, kt_agent_planner *ap, kt_planner *seam, kt_err *err)
-{
-	if (o->planner == KT_AGENT_OFF)
-		return NULL;
-	if (o->planner == KT_AGENT_BUILTIN)
-		return &kt_planner_builtin;
-	ap->cfg = o->agent;
-	ap->llm = o->llm ? kt_llm_new(o->llm, err) : NULL;
-	if (!ap->llm)
-		note(o, "kt: warning: KT_AGENT=llm, but no model: %s; the built-in planner plans", o->llm ? err->msg : o->llm_why);
-	*seam = kt_agent_planner_seam(ap);
-	return seam;
-}
-
-/* Takes a tuned shape's result: stores its record, decides the shape.  The rounds' choice must
- * be one the template can express (its evaluations in the template's indices). */
-static void take_tuned(gen *g, int i, kt_rounds *rs, const kt_buf *label)
-{
-	const kt_generate_opts *o = g->o;
-	uint16_t cfg[KT_MAX_SLOTS];
-	kt_buf why = {0}, history = {0};
-	int k = kt_rounds_choose(rs, g->t, cfg, &why);
-	kt_tune_result r;
-	kt_rounds_result(rs, g->t, k, cfg, &r);
-	if (rs->n > 1 || o->planner != KT_AGENT_OFF)
-		kt_rounds_json(rs, &history);
-	if (why.len)
-		note(o, "kt: %s: %s", g->who, kt_buf_str(&why));
-	if (r.best < 0) {
-		note(o, "kt: %s: no configuration passed the check at %s; using the template defaults", g->who,
-		     kt_buf_str(label));
-		g->noted_default = 1;
-		kt_tune_result_free(&r);
-	} else {
-		kt_key key = {0};
-		kt_err e = {0};
-		kt_problem p = problem_at(g, i);
-		kt_record_history h = {refactor_history(g), history.len ? kt_buf_str(&history) : NULL};
-		if (kt_key_make(&p, &key, &e) != 0 || kt_cache_store(g->cache, &key, &p, &r, &h, &e) != 0)
-			note(o, "kt: warning: %s: the tuned record was not stored: %s", g->who, e.msg);
-		kt_key_free(&key);
-		memcpy(cfg_at(g->cfgs, g, i), r.evals[r.best].cfg, (size_t)g->t->nparams * sizeof *cfg);
-		g->origin[i] = "tuned";
-		g->decided[i] = 1;
-		g->res[i] = r; /* kept for the robust fallback */
-	}
-	kt_buf_free(&why);
-	kt_buf_free(&history);
-}
-
-/* Why tuning failed, on one line: the message's first line, and where it goes on with a
- * compiler's log (a variant that did not compile), the log's error line. */
-static void why_failed(const char *msg, kt_buf *out)
-{
-	size_t n = strcspn(msg, "\n");
-	kt_buf_add(out, msg, n);
-	if (!msg[n])
-		return;
-	while (out->len && (out->data[out->len - 1] == ':' || out->data[out->len - 1] == ' '))
-		out->data[--out->len] = 0;
-	kt_buf_puts(out, ": ");
-	kt_compile_first_error(msg + n + 1, out);
-}
-
-/* Tunes every miss of every kernel in one batch (each warm-started from its template's records)
- * and takes the results. */
-static int tune_misses(run *rn, kt_err *err)
-{
-	const kt_generate_opts *o = rn->o;
-	kt_rounds_task *tasks = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *tasks);
-	int *tg = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *tg), *ts = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *ts);
-	kt_progress *pr = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *pr);
-	kt_buf *labels = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *labels);
-	uint16_t **seeds = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *seeds);
-	kt_problem *probs = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *probs);
-	size_t *nseeds = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *nseeds);
-	kt_buf *why = kt_xcalloc((size_t)rn->nshapes + 1, sizeof *why);
-	size_t n = 0;
-	for (int j = 0; j < rn->n; j++) {
-		gen *g = &rn->g[j];
-		if (!g->cache || !g->local)
-			continue;
-		const char *dirs[2] = {kt_cache_dir(g->cache, KT_TIER_USER), kt_cache_dir(g->cache, KT_TIER_PROJECT)};
-		size_t first = n;
-		for (int i = 0; i < g->n; i++) {
-			if (g->decided[i])
-				continue;
-			kt_buf_printf(&labels[n], "%s ", g->k->name);
-			kt_tmpl_format_shape(g->t, shape_at(g, i), &labels[n]);
-			kt_progress_init(&pr[n], o->quiet ? NULL : stderr, kt_buf_str(&labels[n]));
-			probs[n] = problem_at(g, i);
-			tasks[n] = (kt_rounds_task){.p = probs[n], .label = kt_buf_str(&labels[n]), .progress = &pr[n]};
-			tg[n] = j;
-			ts[n++] = i;
-		}
-		/* The table's misses seeded from one pass over its caches' records. */
-		kt_transfer_seeds_all(probs + first, n - first, dirs, 2, g->cache, seeds + first, nseeds + first, why + first);
-		for (size_t m = first; m < n; m++) {
-			tasks[m].seeds = seeds[m];
-			tasks[m].nseeds = nseeds[m];
-			if (nseeds[m])
-				note(o, "kt: %s: warm start from %zu configuration%s of %s", kt_buf_str(&labels[m]), nseeds[m],
-				     nseeds[m] == 1 ? "" : "s", kt_buf_str(&why[m]));
-			kt_buf_free(&why[m]);
-		}
-	}
-	free(probs);
-	free(nseeds);
-	free(why);
-	kt_progress batch;
-	kt_buf blabel = {0};
-	kt_buf_printf(&blabel, "%s", n == 1 ? kt_buf_str(&labels[0]) : "");
-	if (n > 1)
-		kt_buf_printf(&blabel, "%zu shapes", n);
-	kt_progress_init(&batch, o->quiet ? NULL : stderr, kt_buf_str(&blabel));
-	kt_ceilings ceil = {0};
-	kt_cache *c0 = n ? rn->g[tg[0]].cache : NULL; /* the GPU's measured ceilings, kept in the user cache */
-	if (c0)
-		kt_cache_ceilings(c0, &rn->g[tg[0]].target.id, &ceil);
-	kt_tune_opts to = {.backend = o->backend, .seed = 1, .strategy = o->strategy, .tmpdir = o->tmpdir,
-			   .budget = o->budget == 0 ? KT_GENERATE_BUDGET : o->budget,
-			   .seconds = o->seconds == 0 ? KT_GENERATE_SECONDS : o->seconds, .progress = &batch,
-			   .ceilings = &ceil, .no_nvrtc = o->no_nvrtc};
-	kt_agent_planner ap = {0};
-	kt_planner seam;
-	kt_err pe = {0};
-	const kt_planner *pl = n ? planner(o, &ap, &seam, &pe) : NULL;
-	int rounds = o->rounds > 0 ? o->rounds : KT_GENERATE_ROUNDS;
-	kt_err te = {0};
-	kt_tune_stats st = {0};
-	to.stats = &st;
-	double t0 = kt_now();
-	to.trace = n && o->trace ? kt_trace_new(t0) : NULL;
-	int rc = n ? kt_rounds_run(tasks, n, &to, pl, pl ? rounds : 1, &te) : 0;
-	double secs = kt_now() - t0;
-	kt_err we = {0};
-	if (to.trace && kt_trace_write(to.trace, o->trace, &we) == 0)
-		note(o, "kt: where the tuning's time went (Perfetto, about:tracing): %s", o->trace);
-	else if (to.trace)
-		note(o, "kt: warning: no timeline: %s", we.msg);
-	kt_trace_free(to.trace);
-	size_t evals = 0;
-	for (size_t m = 0; m < n; m++)
-		for (int k = 0; k < tasks[m].out.n; k++)
-			evals += tasks[m].out.v[k].result.nevals;
-	if (n && rc == 0)
-		note(o, "kt: tuned %zu shape%s in %.1f s: %zu evaluations (%.0f/s), %d variants compiled (%d reused at "
-			"another shape), %d raced; measuring %.1f s, waiting for nvcc %.1f s, setup %.1f s, the first "
-			"measurement after %.1f s",
-		     n, n == 1 ? "" : "s", secs, evals, secs > 0 ? (double)evals / secs : 0.0, st.compiled, st.reused,
-		     st.raced, st.measure_s, st.compile_wait_s, st.setup_s, st.first_measure_s);
-	if (n && rc == 0 && c0)
-		kt_cache_ceilings_store(c0, &rn->g[tg[0]].target.id, &ceil);
-	for (size_t m = 0; m < n; m++) {
-		gen *g = &rn->g[tg[m]];
-		if (rc != 0 || tasks[m].rc != 0) {
-			kt_buf first = {0};
-			why_failed(rc ? te.msg : tasks[m].err.msg, &first);
-			note(o, "kt: %s: tuning %s failed: %s; using the template defaults", g->who, kt_buf_str(&labels[m]),
-			     kt_buf_str(&first));
-			kt_buf_free(&first);
-			g->noted_default = 1;
-		} else {
-			take_tuned(g, ts[m], &tasks[m].out, &labels[m]);
-		}
-		kt_rounds_free(&tasks[m].out);
-		kt_buf_free(&labels[m]);
-		free(seeds[m]);
-	}
-	kt_llm_free(ap.llm);
-	kt_buf_free(&blabel);
-	free(tasks);
-	free(tg);
-	free(ts);
-	free(pr);
-	free(labels);
-	free(seeds);
-	(void)err;
-	return 0;
-}
-
-/* ---- farming the misses out (farm.h) ---------------------------------------------------------- */
-
-/* Until the farm's records come: for each of table g's misses at[0..n) (shapes[] their labels),
- * the configuration of the closest record of its template (the first seed of the warm start),
- * else the template's default (default_rest). */
-static void farm_meanwhile(gen *g, const int *at, const kt_buf *shapes, size_t n)
-{
-	const char *dirs[2] = {g->k->cache_dir, g->k->project_cache};
-	kt_problem *p = kt_xcalloc(n + 1, sizeof *p);
-	uint16_t **seeds = kt_xcalloc(n + 1, sizeof *seeds);
-	size_t *ns = kt_xcalloc(n + 1, sizeof *ns);
-	kt_buf *why = kt_xcalloc(n + 1, sizeof *why);
-	for (size_t x = 0; x < n; x++)
-		p[x] = problem_at(g, at[x]);
-	kt_transfer_seeds_all(p, n, dirs, 2, g->cache, seeds, ns, why);
-	for (size_t x = 0; x < n; x++) {
-		size_t first = strcspn(kt_buf_str(&why[x]), ";"); /* the record of the first seed: the closest one */
-		if (first < why[x].len)
-			why[x].data[first] = 0;
-		if (ns[x]) {
-			memcpy(cfg_at(g->cfgs, g, at[x]), seeds[x], (size_t)g->t->nparams * sizeof *seeds[x]);
-			g->origin[at[x]] = "transfer";
-			g->decided[at[x]] = 1;
-		}
-		note(g->o, "kt: %s %s: meanwhile %s%s", g->k->name, kt_buf_str(&shapes[x]),
-		     ns[x] ? "the configuration of the closest record: " : "the template defaults", kt_buf_str(&why[x]));
-		free(seeds[x]);
-		kt_buf_free(&why[x]);
-	}
-	g->noted_default = 1;
-	free(p);
-	free(seeds);
-	free(ns);
-	free(why);
-}
-
-/* Writes every miss of every kernel to the farm's list and submits it (kt_farm_misses); a farm
- * that fails is a warning: the configure goes on with what it has. */
-static void farm_misses(run *rn)
-{
-	const kt_generate_opts *o = rn->o;
-	if (!rn->here && !(o->gpu && o->gpu[0])) {
-		note(o, "kt: warning: KT_FARM: no GPU here and no --gpu/KT_GPU: the farm's records would be of an unknown GPU, "
-			"so nothing is farmed; KT_GPU names the GPU model that KT_FARM reaches");
-		return;
-	}
-	size_t n = 0, cap = (size_t)rn->nshapes + 1;
-	kt_farm_miss *m = kt_xcalloc(cap, sizeof *m);
-	kt_buf *shapes = kt_xcalloc(cap, sizeof *shapes);
-	gen **mg = kt_xcalloc(cap, sizeof *mg);
-	int *mi = kt_xcalloc(cap, sizeof *mi);
-	for (int j = 0; j < rn->n; j++)
-		for (int i = 0; i < rn->g[j].n; i++) {
-			gen *g = &rn->g[j];
-			const kt_generate_kernel *k = g->k;
-			if (g->decided[i] || !g->farm)
-				continue;
-			kt_tmpl_format_shape(g->t, shape_at(g, i), &shapes[n]);
-			m[n] = (kt_farm_miss){.name = k->name, .template_path = k->template_path, .types = k->types,
-					      .ntypes = k->ntypes, .arch = g->arch[0] ? g->arch : k->arch, .nvcc = k->nvcc,
-					      .flags = kt_buf_str(&g->kn->flags.keyed), .project_cache = k->project_cache,
-					      .shape = kt_buf_str(&shapes[n]), .key = g->key[i]};
-			memcpy(m[n].measure, k->measure, sizeof m[n].measure); /* as given: the node resolves them again */
-			mg[n] = g;
-			mi[n++] = i;
-		}
-	kt_farm_list l = {.gpu = rn->here ? rn->info.id.name : o->gpu, .remote = o->remote, .farm = o->farm->spec,
-			  .budget = o->budget, .seconds = o->seconds, .strategy = o->strategy, .misses = m, .n = n};
-	kt_buf msg = {0};
-	kt_err e = {0};
-	if (n && kt_farm_misses(o->farm, &l, &msg, &e) == 0)
-		note(o, "kt: %s", msg.data);
-	else if (n)
-		note(o, "kt: warning: KT_FARM: %zu miss%s could not be farmed out: %s", n, n == 1 ? "" : "es", e.msg);
-	for (size_t x = 0, y; x < n; x = y) { /* the misses of one table are next to each other */
-		for (y = x; y < n && mg[y] == mg[x]; y++)
-			;
-		farm_meanwhile(mg[x], mi + x, shapes + x, y - x);
-	}
-	for (size_t x = 0; x < n; x++)
-		kt_buf_free(&shapes[x]);
-	kt_buf_free(&msg);
-	free(shapes);
-	free(mg);
-	free(mi);
-	free(m);
-}
-
 /* ---- the decision and the output ---------------------------------------------------------- */
 
 /* Why table g's misses were not tuned here (for a note). */
@@ -731,7 +354,7 @@ static void other_version_rest(run *rn, gen *g)
 	if (remote)
 		snprintf(from, sizeof from, " (%zu of them from the remote cache)", remote);
 	if (found)
-		note(o, "kt: %s: %s, and the template has changed since %zu of its %d shapes were tuned%s: what was tuned "
+		gen_note(o, "kt: %s: %s, and the template has changed since %zu of its %d shapes were tuned%s: what was tuned "
 			"then stands in for the template defaults there (not a hit: tune again to refresh it)",
 		     g->who, untuned_why(g), found, g->n, from);
 	free(e);
@@ -758,14 +381,14 @@ static void default_rest(run *rn, gen *g)
 		return;
 	const char *why = untuned_why(g);
 	if (!g->gpu)
-		note(rn->o, "kt: %s: %s and no cached configuration: using the template defaults", g->who, why);
+		gen_note(rn->o, "kt: %s: %s and no cached configuration: using the template defaults", g->who, why);
 	else if (missing < g->n)
-		note(rn->o, "kt: %s: %s and no cached configuration for %d of %d shapes: the template defaults there", g->who,
+		gen_note(rn->o, "kt: %s: %s and no cached configuration for %d of %d shapes: the template defaults there", g->who,
 		     why, missing, g->n);
 	else if (g->primary)
-		note(rn->o, "kt: %s: %s and no cached configuration: using the template defaults", g->who, why);
+		gen_note(rn->o, "kt: %s: %s and no cached configuration: using the template defaults", g->who, why);
 	else
-		note(rn->o, "kt: %s: %s and no cached configuration: no table of its own (it takes the nearest table of "
+		gen_note(rn->o, "kt: %s: %s and no cached configuration: no table of its own (it takes the nearest table of "
 			    "its compute capability, else the template defaults)", g->who, why);
 	g->noted_default = 1;
 }
@@ -895,9 +518,9 @@ static void write_report(run *rn)
 		kt_report_opts ro = {dirs, ndirs, NULL, NULL, keys, nkeys, NULL, o->report, NULL, NULL};
 		kt_err e = {0};
 		if (kt_report_write(&ro, NULL, &e) == 0)
-			note(o, "kt: the report of what was tuned: file://%s", o->report);
+			gen_note(o, "kt: the report of what was tuned: file://%s", o->report);
 		else
-			note(o, "kt: warning: no report: %s", e.msg);
+			gen_note(o, "kt: warning: no report: %s", e.msg);
 	}
 	free(keys);
 }
@@ -1038,7 +661,7 @@ int kt_generate(const kt_generate_opts *o, kt_buf *diags, kt_err *err)
 	}
 	int rc = rn.n > 0 ? read_all(&rn, diags, err) : kt_fail(err, "no kernel to generate");
 	if (rc == 0)
-		local_gpu(&rn);
+		gen_local_gpu(&rn);
 	if (rc == 0)
 		rc = make_tables(&rn, diags, err);
 	for (int j = 0; rc == 0 && j < rn.n; j++)
@@ -1046,9 +669,9 @@ int kt_generate(const kt_generate_opts *o, kt_buf *diags, kt_err *err)
 			if (!rn.g[j].decided[i])
 				rc = lookup(&rn.g[j], i, err);
 	if (rc == 0 && farming(o))
-		farm_misses(&rn);
+		gen_farm_misses(&rn);
 	else if (rc == 0 && rn.tune)
-		rc = tune_misses(&rn, err);
+		rc = gen_tune_misses(&rn, err);
 	for (int j = 0; rc == 0 && j < rn.n; j++) {
 		other_version_rest(&rn, &rn.g[j]);
 		default_rest(&rn, &rn.g[j]);

@@ -42,22 +42,12 @@ static void print_warning(void *ctx, const char *msg)
 	fprintf(stderr, "kt: warning: %s\n", msg);
 }
 
-/* A project cache is a directory committed with its project: one that is not there is a mistyped
- * path, which would else read as an empty cache.  (A user cache may not exist yet: on a fresh
- * machine, or before its first record, it is empty.) */
-static int project_dir(const char *option, const char *path, kt_err *err)
-{
-	struct stat st;
-	if (!path)
-		return 0;
-	if (stat(path, &st) != 0)
-		return kt_fail(err, "--%s '%s': %s", option, path, errno == ENOENT ? "no such directory" : strerror(errno));
-	return S_ISDIR(st.st_mode) ? 0 : kt_fail(err, "--%s '%s': not a directory", option, path);
-}
-
 kt_cache *kt_cache_cmd_open(const kt_cache_common *c, const char *remote, kt_err *err)
 {
-	if (project_dir("project-cache", c->project_cache, err))
+	/* A project cache is committed with its project: one that is not there is a mistyped path,
+	 * which would else read as an empty cache.  (A user cache may not exist yet: on a fresh
+	 * machine, or before its first record, it is empty.) */
+	if (c->project_cache && kt_check_dir("--project-cache", c->project_cache, err))
 		return NULL;
 	char *dflt = c->cache_dir ? NULL : kt_env_cache_dir(err);
 	if (!c->cache_dir && !dflt)

@@ -184,9 +184,7 @@ static int parse_seconds(const char *s, const char *what, double *out, kt_err *e
 static int check_trace_dir(const char *path, kt_err *err)
 {
 	const char *slash = strrchr(path, '/');
-	char *dir = kt_xstrdup(slash ? path : ".");
-	if (slash)
-		dir[slash == path ? 1 : slash - path] = 0;
+	char *dir = kt_path_dir(path);
 	struct stat sb;
 	int rc = 0;
 	if (!*path || (slash && !slash[1]))

@@ -2,14 +2,12 @@
  * them (see report.h; the HTML is report_page.c). */
 #include "report.h"
 
-#include <errno.h>
 #include <fnmatch.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -371,17 +369,6 @@ static int visit(void *ctx, const char *path, const char *key)
 	return 0;
 }
 
-static int check_dir(const kt_report_dir *d, kt_err *err)
-{
-	struct stat st;
-	if (stat(d->path, &st) != 0)
-		return kt_fail(err, "%s '%s': %s", d->what, d->path,
-			       errno == ENOENT ? "no such directory" : strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return kt_fail(err, "%s '%s': not a directory", d->what, d->path);
-	return 0;
-}
-
 static int missing_key(const kt_report_opts *o, const char *key, kt_err *err)
 {
 	kt_buf where = {0};
@@ -395,7 +382,7 @@ static int missing_key(const kt_report_opts *o, const char *key, kt_err *err)
 static int collect(const kt_report_opts *o, kt_report_page *pg, kt_err *err)
 {
 	for (int i = 0; i < o->ndirs; i++)
-		if (check_dir(&o->dirs[i], err) != 0)
+		if (kt_check_dir(o->dirs[i].what, o->dirs[i].path, err) != 0)
 			return -1;
 	for (int i = 0; i < o->nkeys; i++)
 		if (!kt_key_is_hex(o->keys[i]))

@@ -38,14 +38,14 @@ enum { SLOTS = 2 };                            /* compile batches in flight at o
  * tune.c, confirm_early */
 enum { CONFIRM = SLOTS, NSLOTS = SLOTS + 1 };
 static const double FIRST_BATCH_S = 2.0;       /* the searches' first batch compiles in about this */
-enum { PENDING = -2 };
+enum { PENDING = -2 };                         /* ev_of: on its way, not yet recorded */
 /* Candidates measured in one turn of the loop, at most (about 0.3 s of the GPU): a turn that
  * measured many more left the compile slots idle meanwhile (bench/RESULTS.md, "A configure's
  * turns kept short"). */
 enum { MEASURE_TURN = 32 };
 /* The trace's lanes (trace.h): the loop, the measuring, the re-timings, each slot's batches and
  * each slot's variants. */
-enum { LANE_LOOP = 1, LANE_MEASURE = 2, LANE_RETIME = 3, LANE_BATCH = 10, LANE_UNITS = 20 };                         /* ev_of: on its way, not yet recorded */
+enum { LANE_LOOP = 1, LANE_MEASURE = 2, LANE_RETIME = 3, LANE_BATCH = 10, LANE_UNITS = 20 };
 
 /* How the units of one template and toolchain are compiled. */
 typedef struct group {

@@ -514,3 +514,13 @@ int kt_sweep_temp_dirs(const char *base, const char *prefix)
 		closedir(d);
 	return removed;
 }
+
+int kt_check_dir(const char *what, const char *path, kt_err *err)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return kt_fail(err, "%s '%s': %s", what, path, errno == ENOENT ? "no such directory" : strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return kt_fail(err, "%s '%s': not a directory", what, path);
+	return 0;
+}

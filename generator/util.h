@@ -100,6 +100,9 @@ int kt_write_file(const char *path, const void *data, size_t len, kt_err *err);
 /* Like kt_write_atomic, but leaves the file alone (and its mtime) when it already
  * holds exactly these bytes, so a re-run does not trigger rebuilds.  *changed may be NULL. */
 int kt_write_if_changed(const char *path, const void *data, size_t len, int *changed, kt_err *err);
+/* path is a directory: else -1 with err "WHAT 'PATH': no such directory" (or not a directory, or
+ * why it cannot be read), for a directory the user named (what: the option, "--project-cache"). */
+int kt_check_dir(const char *what, const char *path, kt_err *err);
 /* mkdir -p.  0 on success. */
 int kt_mkdirs(const char *path, kt_err *err);
 /* Joins a directory and a name into a new string. */

@@ -25,6 +25,12 @@
  *       patience, how many pairs chose configurations more than 2% apart (docs/search.md,
  *       "Choosing the same way twice").
  *
+ *   search_curves --noise N --group [--root DIR] [--jobs N] RECORDING|DIR...
+ *       The same for a project: the recordings (one template at several shapes) tuned together, as
+ *       one configure tunes them, each shape then given its siblings' finds in several ways (the
+ *       one kt uses is marked); per way and shape, the pairs more than 2% apart (docs/search.md,
+ *       "A project replayed").
+ *
  *   search_curves --synth TEMPLATE --shape SPEC [--types T=t,...] [--seed N] [--root DIR] -o OUT
  *       Writes a synthetic recording: every feasible configuration timed by a roofline-like model
  *       of a memory-bound kernel on an H200-like GPU (see docs/search.md), for CI before real
@@ -59,6 +65,7 @@ struct opts {
 	uint64_t seed;
 	const char *warm; /* --warm DIR: the configure simulation, seeds from DIR's records */
 	int noise;        /* --noise N: pairs of noisy cold configures, the stability simulation */
+	int group;        /* --group: with --noise, the recordings are one template's shapes, tuned together */
 };
 
 /* ---- loading ---- */
@@ -209,63 +216,102 @@ static double gauss(uint64_t *h)
 	return sqrt(-2 * log(u[0])) * cos(6.283185307179586 * u[1]);
 }
 
-/* One miss as kt generate tunes it: bestfirst from seeds[0..nseeds), batches of `batch` told one
- * batch late, until converged (patience) or done.  *used: evaluations; *final: the optimum over the
- * best found; *reach: evaluations to TARGET (used + 1 when never).  With noise (a seed, 0: none)
- * each result is told off by a normal error of half its recorded spread (the noise tune.c
- * assumes; at most 5%, and cut at 3 sigma), and *chosen is the recorded time of what kt's final
- * decision would take: of the results within twice the noise of the best told one, the one that
- * is really the fastest (the rivals are timed again together, precisely); -1 when none passed. */
+/* One shape's search as kt generate tunes a miss: bestfirst from seeds, batches told one batch
+ * late, each result told off by a normal error of half its recorded spread (the noise tune.c
+ * assumes; at most 5%, and cut at 3 sigma) when noise (a seed) is not 0. */
+typedef struct {
+	const kt_space *sp;
+	const double *times, *spreads;
+	double opt;
+	kt_search *s;
+	double *told; /* what each configuration was told, -1: not evaluated (or failed) */
+	double best, rel;
+	long used, reach;
+	uint64_t noise;
+	size_t *idx, *prev, nprev, batch;
+} sim;
+
+static void sim_start(sim *m, const kt_tmpl *t, const kt_space *sp, const double *times, const double *spreads, double opt,
+		      const size_t *seeds, size_t nseeds, uint64_t seed, uint64_t noise, size_t batch, size_t jobs)
+{
+	*m = (sim){.sp = sp, .times = times, .spreads = spreads, .opt = opt,
+		   .s = kt_search_new(NULL, t, sp, CONFIGURE_BUDGET, seed, NULL), .best = -1, .reach = -1, .noise = noise,
+		   .idx = kt_xmalloc(batch * sizeof *m->idx), .prev = kt_xmalloc(batch * sizeof *m->prev), .batch = batch,
+		   .told = kt_xmalloc((sp->count + 1) * sizeof *m->told)};
+	kt_search_set_parallel(m->s, jobs);
+	kt_search_seed(m->s, seeds, nseeds);
+	for (size_t i = 0; i < sp->count; i++)
+		m->told[i] = -1;
+}
+
+/* Evaluates configuration i: its noisy time (-1: failed), also kept in m->told. */
+static double sim_measure(sim *m, size_t i)
+{
+	double tm = m->times[i];
+	if (tm >= 0 && m->noise) { /* at most 3 sigma, and sigma at most 5%: a median, not one launch */
+		const double z = gauss(&m->noise), sd = fmin(m->spreads[i] / tm / 2, 0.05);
+		tm *= 1 + fmax(-3, fmin(3, z)) * sd;
+	}
+	m->told[i] = tm;
+	if (tm >= 0 && (m->best < 0 || tm < m->best)) {
+		m->best = tm;
+		m->rel = m->spreads[i] / m->times[i] / 2; /* as tune.c: half the launch spread */
+		kt_search_set_noise(m->s, m->rel);
+	}
+	m->used++;
+	if (m->best > 0 && m->opt / m->best >= TARGET && m->reach < 0)
+		m->reach = m->used;
+	return tm;
+}
+
+/* Asks and tells until the search converges (patience) or is done. */
+static void sim_search(sim *m, int patience)
+{
+	for (;;) {
+		size_t n = kt_search_converged(m->s, patience) ? 0 : kt_search_ask(m->s, m->idx, m->batch);
+		for (size_t i = 0; i < m->nprev; i++)
+			kt_search_tell(m->s, m->prev[i], sim_measure(m, m->prev[i]));
+		if (!n && !m->nprev)
+			break;
+		memcpy(m->prev, m->idx, n * sizeof *m->idx);
+		m->nprev = n;
+	}
+}
+
+/* The recorded time of what kt's final decision would take: of the results within twice the noise
+ * of the best told one, the one that is really the fastest (the rivals are timed again together,
+ * precisely); -1 when none passed. */
+static double sim_chosen(const sim *m)
+{
+	double c = -1;
+	for (size_t i = 0; i < m->sp->count; i++)
+		if (m->told[i] >= 0 && m->told[i] <= m->best * (1 + 2 * m->rel) && (c < 0 || m->times[i] < c))
+			c = m->times[i];
+	return c;
+}
+
+static void sim_free(sim *m)
+{
+	free(m->told);
+	free(m->prev);
+	free(m->idx);
+	kt_search_free(m->s);
+}
+
+/* One miss to the end.  *used: evaluations; *final: the optimum over the best found; *reach:
+ * evaluations to TARGET (used + 1 when never); *chosen: sim_chosen. */
 static void one_miss(const kt_tmpl *t, const kt_space *sp, const double *times, const double *spreads, double opt,
 		     const size_t *seeds, size_t nseeds, int patience, uint64_t seed, uint64_t noise, size_t batch,
 		     size_t jobs, long *used, double *final, long *reach, double *chosen)
 {
-	kt_search *s = kt_search_new(NULL, t, sp, CONFIGURE_BUDGET, seed, NULL);
-	kt_search_set_parallel(s, jobs);
-	kt_search_seed(s, seeds, nseeds);
-	size_t *idx = kt_xmalloc(batch * sizeof *idx), *prev = kt_xmalloc(batch * sizeof *prev), n, nprev = 0;
-	double *told = kt_xmalloc((sp->count + 1) * sizeof *told);
-	for (size_t i = 0; i < sp->count; i++)
-		told[i] = -1;
-	long done = 0;
-	double best = -1, rel = 0;
-	*reach = -1;
-	for (;;) {
-		n = kt_search_converged(s, patience) ? 0 : kt_search_ask(s, idx, batch);
-		for (size_t i = 0; i < nprev; i++) {
-			double tm = times[prev[i]];
-			if (tm >= 0 && noise) { /* at most 3 sigma, and sigma at most 5%: a median, not one launch */
-				const double z = gauss(&noise), sd = fmin(spreads[prev[i]] / tm / 2, 0.05);
-				tm *= 1 + fmax(-3, fmin(3, z)) * sd;
-			}
-			told[prev[i]] = tm;
-			if (tm >= 0 && (best < 0 || tm < best)) {
-				best = tm;
-				rel = spreads[prev[i]] / times[prev[i]] / 2; /* as tune.c: half the launch spread */
-				kt_search_set_noise(s, rel);
-			}
-			kt_search_tell(s, prev[i], tm);
-			done++;
-			if (best > 0 && opt / best >= TARGET && *reach < 0)
-				*reach = done;
-		}
-		if (!n && !nprev)
-			break;
-		memcpy(prev, idx, n * sizeof *idx);
-		nprev = n;
-	}
-	*used = done;
-	*final = best > 0 ? opt / best : 0;
-	if (*reach < 0)
-		*reach = done + 1;
-	*chosen = -1;
-	for (size_t i = 0; i < sp->count; i++)
-		if (told[i] >= 0 && told[i] <= best * (1 + 2 * rel) && (*chosen < 0 || times[i] < *chosen))
-			*chosen = times[i];
-	free(told);
-	free(prev);
-	free(idx);
-	kt_search_free(s);
+	sim m;
+	sim_start(&m, t, sp, times, spreads, opt, seeds, nseeds, seed, noise, batch, jobs);
+	sim_search(&m, patience);
+	*used = m.used;
+	*final = m.best > 0 ? opt / m.best : 0;
+	*reach = m.reach < 0 ? m.used + 1 : m.reach;
+	*chosen = sim_chosen(&m);
+	sim_free(&m);
 }
 
 /* The table of one recording: cold and warm, at several patiences and kt's own. */
@@ -353,66 +399,212 @@ static void stability_sim(const struct opts *o, const kt_tmpl *t, const kt_space
 	}
 }
 
+/* A recording loaded: its template, its space, each configuration's recorded time (-1: failed or
+ * not recorded) and spread, and the optimum. */
+typedef struct {
+	kt_buf tpath, types, arch;
+	kt_tmpl *t;
+	kt_recorded *r;
+	kt_space sp;
+	double *times, *spreads, opt;
+	size_t missing, failed;
+} rec;
+
+static void rec_free(rec *x)
+{
+	free(x->times);
+	free(x->spreads);
+	kt_space_free(&x->sp);
+	kt_recorded_free(x->r);
+	kt_tmpl_free(x->t);
+	kt_buf_free(&x->tpath);
+	kt_buf_free(&x->types);
+	kt_buf_free(&x->arch);
+}
+
+static int rec_load(const struct opts *o, const char *path, rec *x)
+{
+	kt_err err = {0};
+	*x = (rec){0};
+	if (kt_recorded_template_path(path, &x->tpath, &err) < 0 || kt_recorded_header(path, "types", &x->types, &err) < 0 ||
+	    kt_recorded_header(path, "arch", &x->arch, &err) < 0 ||
+	    !(x->t = load_tmpl(o, kt_buf_str(&x->tpath), kt_buf_str(&x->types), kt_buf_str(&x->arch), &err)) ||
+	    kt_recorded_load(path, x->t, &x->r, &err) < 0 || kt_space_enum(x->t, kt_recorded_shape(x->r), &x->sp, &err) < 0) {
+		fprintf(stderr, "search_curves: %s\n", err.msg);
+		rec_free(x);
+		return -1;
+	}
+	x->times = kt_xmalloc((x->sp.count + 1) * sizeof *x->times);
+	x->spreads = kt_xcalloc(x->sp.count + 1, sizeof *x->spreads);
+	x->opt = -1;
+	for (size_t i = 0; i < x->sp.count; i++) {
+		kt_eval e;
+		if (kt_recorded_eval(x->r, kt_space_cfg(&x->sp, i), &e) < 0)
+			x->missing++, e.status = KT_FAULTED;
+		x->times[i] = e.status == KT_OK ? e.median_us : -1;
+		x->spreads[i] = e.status == KT_OK ? e.spread_us : 0;
+		x->failed += e.status != KT_OK;
+		if (x->times[i] >= 0 && (x->opt < 0 || x->times[i] < x->opt))
+			x->opt = x->times[i];
+	}
+	if (x->opt < 0) {
+		fprintf(stderr, "search_curves: %s: no configuration passed\n", path);
+		rec_free(x);
+		return -1;
+	}
+	return 0;
+}
+
 /* Runs the curves of one recording; 1 when it misses the target, -1 on error. */
 static int bench_one(const struct opts *o, const char *path)
 {
-	kt_err err = {0};
-	kt_buf tpath = {0}, types = {0}, arch = {0};
-	kt_tmpl *t = NULL;
-	kt_recorded *r = NULL;
-	kt_space sp = {0};
-	int rc = -1;
-	if (kt_recorded_template_path(path, &tpath, &err) < 0 || kt_recorded_header(path, "types", &types, &err) < 0 ||
-	    kt_recorded_header(path, "arch", &arch, &err) < 0 ||
-	    !(t = load_tmpl(o, kt_buf_str(&tpath), kt_buf_str(&types), kt_buf_str(&arch), &err)) ||
-	    kt_recorded_load(path, t, &r, &err) < 0 || kt_space_enum(t, kt_recorded_shape(r), &sp, &err) < 0) {
-		fprintf(stderr, "search_curves: %s\n", err.msg);
-		goto done;
-	}
-	double *times = kt_xmalloc((sp.count + 1) * sizeof *times), opt = -1;
-	double *spreads = kt_xcalloc(sp.count + 1, sizeof *spreads);
-	size_t missing = 0, failed = 0;
-	for (size_t i = 0; i < sp.count; i++) {
-		kt_eval e;
-		if (kt_recorded_eval(r, kt_space_cfg(&sp, i), &e) < 0)
-			missing++, e.status = KT_FAULTED;
-		times[i] = e.status == KT_OK ? e.median_us : -1;
-		spreads[i] = e.status == KT_OK ? e.spread_us : 0;
-		failed += e.status != KT_OK;
-		if (times[i] >= 0 && (opt < 0 || times[i] < opt))
-			opt = times[i];
-	}
+	rec x;
+	if (rec_load(o, path, &x) < 0)
+		return -1;
+	int rc = 0;
 	kt_buf shape = {0};
-	kt_tmpl_format_shape(t, kt_recorded_shape(r), &shape);
+	kt_tmpl_format_shape(x.t, kt_recorded_shape(x.r), &shape);
 	printf("\n%s\n  %s at %s on %s\n  %zu feasible, %zu failed, %zu not recorded; optimum %.3f us; budget %.0f%%, "
 	       "batches of %zu, %zu jobs, median of %d seeds\n",
-	       path, kt_buf_str(&tpath), kt_buf_str(&shape), kt_recorded_gpu(r)->name[0] ? kt_recorded_gpu(r)->name : "?",
-	       sp.count, failed, missing, opt, 100 * o->share, o->batch, o->jobs, o->seeds);
+	       path, kt_buf_str(&x.tpath), kt_buf_str(&shape), kt_recorded_gpu(x.r)->name[0] ? kt_recorded_gpu(x.r)->name : "?",
+	       x.sp.count, x.failed, x.missing, x.opt, 100 * o->share, o->batch, o->jobs, o->seeds);
 	kt_buf_free(&shape);
-	if (opt < 0) {
-		fprintf(stderr, "search_curves: %s: no configuration passed\n", path);
-	} else if (o->noise) {
-		stability_sim(o, t, &sp, times, spreads, opt);
-		rc = 0;
+	if (o->noise) {
+		stability_sim(o, x.t, &x.sp, x.times, x.spreads, x.opt);
 	} else if (o->warm) {
-		configure_sim(o, t, r, &sp, times, spreads, opt, kt_buf_str(&arch));
-		rc = 0;
+		configure_sim(o, x.t, x.r, &x.sp, x.times, x.spreads, x.opt, kt_buf_str(&x.arch));
 	} else {
-		double m = curves(o, t, &sp, times, opt);
+		double m = curves(o, x.t, &x.sp, x.times, x.opt);
 		rc = m < TARGET;
 		if (rc)
 			printf("  MISSED: the default strategy reaches %.1f%% < %.0f%%\n", 100 * m, 100 * TARGET);
 	}
-	free(times);
-	free(spreads);
-done:
-	kt_space_free(&sp);
-	kt_recorded_free(r);
-	kt_tmpl_free(t);
-	kt_buf_free(&tpath);
-	kt_buf_free(&types);
-	kt_buf_free(&arch);
+	rec_free(&x);
 	return rc;
+}
+
+#define TOP 5 /* the most configurations of each sibling that a shape evaluates */
+
+/* The index of configuration cfg in space sp; -1 when it is not feasible there. */
+static long find_cfg(const kt_space *sp, int np, const uint16_t *cfg)
+{
+	for (size_t i = 0; i < sp->count; i++)
+		if (!memcmp(kt_space_cfg(sp, i), cfg, (size_t)np * sizeof *cfg))
+			return (long)i;
+	return -1;
+}
+
+/* Does a project's cold configure choose the same way twice, with siblings?  The recordings
+ * x[0..n), one template's shapes, are tuned together as one configure tunes them, in pairs of
+ * noisy runs (--noise N pairs, --group): every shape's search runs to convergence, and then, as
+ * tune_choose.c does, each shape evaluates the fastest configurations each of the others found
+ * (its siblings), where feasible and not evaluated yet.  Per way the siblings are used, and per
+ * shape: the median evaluations, the median percent of the optimum of what is chosen, and how
+ * many pairs chose configurations more than 2% apart.  The ways:
+ *   alone:                no siblings;
+ *   bests:                each sibling's fastest evaluated, and the choice made from what was
+ *                         evaluated (kt until 2026-11-29);
+ *   bests, searched from: each told to the search, which goes on from them while one is a gain;
+ *   top 3 (kt):           each sibling's three fastest evaluated;
+ *   top 3 / 5, searched from: likewise, told to the search. */
+static int group_sim(const struct opts *o, rec *x, size_t n)
+{
+	for (size_t k = 1; k < n; k++)
+		if (strcmp(kt_buf_str(&x[k].tpath), kt_buf_str(&x[0].tpath)) || strcmp(kt_buf_str(&x[k].types), kt_buf_str(&x[0].types))) {
+			fprintf(stderr, "search_curves: --group: %s and %s are recordings of different templates or types\n",
+				kt_buf_str(&x[0].tpath), kt_buf_str(&x[k].tpath));
+			return -1;
+		}
+	const kt_tmpl *t = x[0].t;
+	const int patience = kt_tune_patience(t), np = t->nparams;
+	static const struct {
+		const char *name;
+		int top, search;
+	} ways[] = {{"alone", 0, 0},
+		     {"bests", 1, 0},
+		     {"bests, searched from", 1, 1},
+		     {"top 3 (kt)", 3, 0},
+		     {"top 3, searched from", 3, 1},
+		     {"top 5, searched from", 5, 1}};
+	const size_t nways = sizeof ways / sizeof ways[0];
+	printf("\n%s (%s), %zu shapes as one configure, %d noisy pairs, patience %d\n", kt_buf_str(&x[0].tpath),
+	       kt_buf_str(&x[0].types), n, o->noise, patience);
+	printf("  %-22s %-22s %9s %9s %12s %8s\n", "siblings", "shape", "evaluated", "% of opt", "apart > 2%", "worst");
+	sim *m = kt_xmalloc(2 * n * sizeof *m);
+	double *u = kt_xmalloc(2 * n * (size_t)o->noise * sizeof *u), *f = kt_xmalloc(2 * n * (size_t)o->noise * sizeof *f);
+	int *apart = kt_xmalloc(n * sizeof *apart);
+	double *worst = kt_xmalloc(n * sizeof *worst);
+	long *best = kt_xmalloc(n * TOP * sizeof *best);
+	for (size_t w = 0; w < nways; w++) {
+		int total = 0;
+		double evals = 0;
+		for (size_t k = 0; k < n; k++)
+			apart[k] = 0, worst[k] = 1;
+		for (int p = 0; p < o->noise; p++) {
+			for (int r = 0; r < 2; r++) {
+				sim *mr = m + (size_t)r * n;
+				for (size_t k = 0; k < n; k++) {
+					sim_start(&mr[k], t, &x[k].sp, x[k].times, x[k].spreads, x[k].opt, NULL, 0, (uint64_t)p * 31 + k,
+						  ((uint64_t)p * 64 + k) * 2 + 1 + (uint64_t)r, 8, o->jobs);
+					sim_search(&mr[k], patience);
+				}
+				/* each shape's fastest configurations once every search stopped */
+				for (size_t k = 0; k < n; k++)
+					for (int j = 0; j < TOP; j++) {
+						long b = -1;
+						for (size_t i = 0; i < x[k].sp.count; i++)
+							if (mr[k].told[i] >= 0 && (j < 1 || mr[k].told[i] > mr[k].told[best[k * TOP + j - 1]]) &&
+							    (b < 0 || mr[k].told[i] < mr[k].told[b]))
+								b = (long)i;
+						best[k * TOP + j] = b;
+					}
+				for (size_t k = 0; k < n; k++) {
+					for (size_t j = 0; j < n; j++)
+						for (int q = 0; q < ways[w].top && j != k; q++) {
+							long b = best[j * TOP + q];
+							long i = b < 0 ? -1 : find_cfg(&x[k].sp, np, kt_space_cfg(&x[j].sp, (size_t)b));
+							if (i < 0 || mr[k].told[i] >= 0 || kt_search_asked(mr[k].s) >= CONFIGURE_BUDGET)
+								continue;
+							if (ways[w].search)
+								kt_search_known(mr[k].s, (size_t)i, sim_measure(&mr[k], (size_t)i));
+							else
+								sim_measure(&mr[k], (size_t)i);
+						}
+					if (ways[w].search)
+						sim_search(&mr[k], patience);
+				}
+			}
+			for (size_t k = 0; k < n; k++) {
+				double c0 = sim_chosen(&m[k]), c1 = sim_chosen(&m[n + k]);
+				double ratio = c0 <= 0 || c1 <= 0 ? 1 : c0 > c1 ? c0 / c1 : c1 / c0;
+				apart[k] += ratio > 1.02;
+				worst[k] = ratio > worst[k] ? ratio : worst[k];
+				for (int r = 0; r < 2; r++) {
+					u[(k * (size_t)o->noise + (size_t)p) * 2 + (size_t)r] = (double)m[(size_t)r * n + k].used;
+					f[(k * (size_t)o->noise + (size_t)p) * 2 + (size_t)r] = r ? x[k].opt / c1 : x[k].opt / c0;
+				}
+			}
+			for (size_t k = 0; k < 2 * n; k++)
+				sim_free(&m[k]);
+		}
+		for (size_t k = 0; k < n; k++) {
+			kt_buf shape = {0};
+			kt_tmpl_format_shape(t, kt_recorded_shape(x[k].r), &shape);
+			double mu = median(u + k * (size_t)o->noise * 2, 2 * o->noise);
+			printf("  %-22s %-22s %9.0f %8.1f%% %6d of %-3d %7.1f%%\n", k ? "" : ways[w].name, kt_buf_str(&shape), mu,
+			       100 * median(f + k * (size_t)o->noise * 2, 2 * o->noise), apart[k], o->noise, 100 * (worst[k] - 1));
+			kt_buf_free(&shape);
+			total += apart[k], evals += mu;
+		}
+		printf("  %-22s %-22s %9.0f %9s %6d of %-3d\n", "", "(all shapes)", evals, "", total, o->noise * (int)n);
+	}
+	free(best);
+	free(worst);
+	free(apart);
+	free(f);
+	free(u);
+	free(m);
+	return 0;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -420,34 +612,45 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* A directory stands for its *.csv files, in name order. */
-static int bench_path(const struct opts *o, const char *path)
+/* The recordings a path names, appended to (*names)[0..*n): a directory stands for its *.csv files,
+ * in name order. */
+static void list_paths(const char *path, char ***names, size_t *n)
 {
 	DIR *d = opendir(path);
-	if (!d)
-		return bench_one(o, path);
-	char **names = NULL;
-	size_t n = 0;
+	if (!d) {
+		*names = kt_xrealloc(*names, (*n + 1) * sizeof **names);
+		(*names)[(*n)++] = kt_xstrdup(path);
+		return;
+	}
+	size_t first = *n;
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		size_t len = strlen(e->d_name);
 		if (len > 4 && !strcmp(e->d_name + len - 4, ".csv")) {
-			names = kt_xrealloc(names, (n + 1) * sizeof *names);
-			names[n++] = kt_path_join(path, e->d_name);
+			*names = kt_xrealloc(*names, (*n + 1) * sizeof **names);
+			(*names)[(*n)++] = kt_path_join(path, e->d_name);
 		}
 	}
 	closedir(d);
-	qsort(names, n, sizeof *names, cmp_str);
-	int worst = 0;
-	for (size_t i = 0; i < n; i++) {
-		int rc = bench_one(o, names[i]);
-		worst = rc < 0 || worst < 0 ? -1 : rc > worst ? rc : worst;
-		free(names[i]);
-	}
-	free(names);
-	if (!n)
+	qsort(*names + first, *n - first, sizeof **names, cmp_str);
+	if (*n == first)
 		fprintf(stderr, "search_curves: %s: no recordings (*.csv)\n", path);
-	return worst;
+}
+
+/* --group: the recordings names[0..n) as one configure's shapes. */
+static int bench_group(const struct opts *o, char **names, size_t n)
+{
+	rec *x = kt_xcalloc(n + 1, sizeof *x);
+	size_t loaded = 0;
+	int rc = n ? 0 : -1;
+	while (loaded < n && rc == 0)
+		rc = rec_load(o, names[loaded], &x[loaded]) < 0 ? -1 : (loaded++, 0);
+	if (rc == 0)
+		rc = group_sim(o, x, n);
+	for (size_t k = 0; k < loaded; k++)
+		rec_free(&x[k]);
+	free(x);
+	return rc;
 }
 
 /* ---- the synthetic model ---- */
@@ -574,20 +777,22 @@ static void usage(FILE *f)
 {
 	fputs("usage: search_curves [--seeds N] [--batch N] [--jobs N] [--lag] [--share F] [--root DIR] [--check] RECORDING|DIR...\n"
 	      "       search_curves --warm DIR [--seeds N] [--jobs N] [--root DIR] RECORDING|DIR...\n"
-	      "       search_curves --noise N [--jobs N] [--root DIR] RECORDING|DIR...\n"
+	      "       search_curves --noise N [--group] [--jobs N] [--root DIR] RECORDING|DIR...\n"
 	      "       search_curves --synth TEMPLATE --shape SPEC [--types T=t,...] [--seed N] [--root DIR] -o OUT\n",
 	      f);
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = {20, 0, 0, 32, 1, 0.25, NULL, NULL, NULL, NULL, NULL, 1, NULL, 0};
+	struct opts o = {20, 0, 0, 32, 1, 0.25, NULL, NULL, NULL, NULL, NULL, 1, NULL, 0, 0};
 	int i;
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int takes = 1;
 		if (!strcmp(a, "--check"))
 			o.check = 1, takes = 0;
+		else if (!strcmp(a, "--group"))
+			o.group = 1, takes = 0;
 		else if (!strcmp(a, "--lag"))
 			o.lag = 1, takes = 0;
 		else if (!strcmp(a, "--help") || !strcmp(a, "-h"))
@@ -627,14 +832,27 @@ int main(int argc, char **argv)
 		fprintf(stderr, "search_curves: --seeds 1..%d, --batch >= 1, --jobs >= 1, --share in (0, 1], --noise 0..10000\n", MAX_SEEDS);
 		return 1;
 	}
+	if (o.group && !o.noise) {
+		fprintf(stderr, "search_curves: --group needs --noise N\n");
+		return 1;
+	}
 	if (o.synth)
 		return o.out ? synthesize(&o) : (usage(stderr), 1);
 	if (i == argc)
 		return usage(stderr), 1;
-	int worst = 0;
-	for (; i < argc; i++) {
-		int rc = bench_path(&o, argv[i]);
+	char **names = NULL;
+	size_t n = 0;
+	for (; i < argc; i++)
+		list_paths(argv[i], &names, &n);
+	int worst = n ? 0 : -1;
+	if (o.group)
+		worst = bench_group(&o, names, n);
+	for (size_t k = 0; k < n && !o.group; k++) {
+		int rc = bench_one(&o, names[k]);
 		worst = rc < 0 || worst < 0 ? -1 : rc > worst ? rc : worst;
 	}
+	for (size_t k = 0; k < n; k++)
+		free(names[k]);
+	free(names);
 	return worst < 0 ? 2 : o.check ? worst : 0;
 }

@@ -1,4 +1,4 @@
-/* tune_choose.c - the end of a task: its siblings' best configurations evaluated at its shape,
+/* tune_choose.c - the end of a task: its siblings' fastest configurations evaluated at its shape,
  * its rivals timed again together (decide.h), the choice, and what comes next (the next round). */
 #include <math.h>
 #include <stdio.h>
@@ -7,6 +7,11 @@
 
 #include "decide.h"
 #include "tune_int.h"
+
+/* How many of each sibling's fastest configurations a shape evaluates before it chooses: three
+ * rather than the best alone halve how often two cold tunings of a project choose more than 2%
+ * apart, in simulation, for 7% more evaluations (bench/RESULTS.md, "Siblings' three fastest"). */
+#define SIBLING_TOP 3
 
 /* ---- the end of a task: time its rivals again, together, and choose ---------------------------- */
 
@@ -183,26 +188,38 @@ void tu_finish_task(tuner *tu, task *ta)
 }
 
 
-/* The best configuration a task has so far: its choice once made, else its fastest fully timed
- * evaluation; -1 when none passed. */
-static long best_so_far(const task *ta)
+/* The fastest configurations task ta has so far, at most SIBLING_TOP, fastest first, as indices of
+ * its evaluations in top: its choice once made, then its fastest fully timed evaluations that
+ * passed.  Returns how many. */
+static size_t fastest_so_far(const task *ta, long *top)
 {
 	const kt_tune_result *r = ta->r;
-	if (ta->state == T_DONE)
-		return r->best;
-	long b = -1;
-	for (size_t i = 0; i < r->nevals; i++)
-		if (r->evals[i].status == KT_OK && !r->evals[i].raced && (b < 0 || r->evals[i].median_us < r->evals[b].median_us))
-			b = (long)i;
-	return b;
+	size_t n = 0;
+	if (ta->state == T_DONE && r->best >= 0)
+		top[n++] = r->best;
+	while (n < SIBLING_TOP) {
+		long b = -1;
+		for (size_t i = 0; i < r->nevals; i++) {
+			const kt_eval *e = &r->evals[i];
+			int taken = 0;
+			for (size_t j = 0; j < n; j++)
+				taken |= top[j] == (long)i;
+			if (e->status == KT_OK && !e->raced && !taken && (b < 0 || e->median_us < r->evals[b].median_us))
+				b = (long)i;
+		}
+		if (b < 0)
+			break;
+		top[n++] = b;
+	}
+	return n;
 }
 
 /* The other shapes of the same template and toolchain (the task's group) tune the same
- * parameters.  Before task k chooses, the best configuration each of them has so far is
- * evaluated at its shape too, where feasible and not evaluated yet (its variant is compiled
- * already): a search that stopped in one place still sees what the others found, so that two
- * tunings of one project choose alike wherever a sibling's find is the better one.  Not for a
- * user's --config list.  Returns how many were asked. */
+ * parameters.  Before task k chooses, the SIBLING_TOP fastest configurations each of them has so
+ * far are evaluated at its shape too, where feasible and not evaluated yet (their variants are
+ * compiled already): a search that stopped in one place still sees what the others found, so
+ * that two tunings of one project choose alike wherever a sibling's find is the better one.  Not
+ * for a user's --config list.  Returns how many were asked. */
 static size_t ask_siblings(tuner *tu, int k)
 {
 	task *ta = &tu->tasks[k];
@@ -212,11 +229,14 @@ static size_t ask_siblings(tuner *tu, int k)
 		return 0;
 	for (size_t j = 0; j < tu->ntasks; j++) {
 		const task *sb = &tu->tasks[j];
-		long b = (int)j == k || sb->group != ta->group || sb->t != ta->t ? -1 : best_so_far(sb);
-		long idx = b < 0 ? -1 : tu_find_cfg(ta->space, ta->t->nparams, sb->r->evals[b].cfg);
-		if (idx >= 0 && ta->ev_of[idx] == -1) {
-			tu_enqueue(tu, k, (size_t)idx, &tu->later);
-			n++;
+		long top[SIBLING_TOP];
+		size_t ntop = (int)j == k || sb->group != ta->group || sb->t != ta->t ? 0 : fastest_so_far(sb, top);
+		for (size_t q = 0; q < ntop; q++) {
+			long idx = tu_find_cfg(ta->space, ta->t->nparams, sb->r->evals[top[q]].cfg);
+			if (idx >= 0 && ta->ev_of[idx] == -1) {
+				tu_enqueue(tu, k, (size_t)idx, &tu->later);
+				n++;
+			}
 		}
 	}
 	tu->st.sibling_evals += (int)n;

@@ -277,31 +277,38 @@ static void test_batch(const kt_tmpl *t, const char *dir)
 	kt_tmpl_free(t2);
 }
 
-/* Siblings: before a shape chooses, the best that another shape of its template found is
- * evaluated there too.  Shape 4096 is seeded with the best and finds it at once; shape 8192's
- * budget of two (the default and one random pick) misses it, and chooses it after all. */
+/* Siblings: before a shape chooses, the three fastest configurations another shape of its
+ * template found are evaluated there too.  Shape 4096 is seeded with the best (100 us on the fake
+ * GPU) and two of 125 us and finds them at once; shape 8192's budget of four (the default and three
+ * random picks) misses them, and evaluates all three after all, and chooses the best. */
 static void test_siblings(const kt_tmpl *t)
 {
-	uint16_t best[3];
+	static const char *const top[3] = {"BLOCK=256,UNROLL=4,MODE=good", "BLOCK=256,UNROLL=2,MODE=good",
+					   "BLOCK=64,UNROLL=4,MODE=good"};
+	uint16_t seeds[3][3], *best = seeds[0];
 	kt_err err = {0};
-	kt_tmpl_parse_config(t, "BLOCK=256,UNROLL=4,MODE=good", best, &err);
+	for (int i = 0; i < 3; i++)
+		CHECK_INT(kt_tmpl_parse_config(t, top[i], seeds[i], &err), 0);
 	int64_t s1[1] = {4096}, s2[1] = {8192};
-	kt_tune_task tasks[2] = {{.p = {.tmpl = t, .shape = s1, .tc = &fake_tc}, .seeds = best, .nseeds = 1},
+	kt_tune_task tasks[2] = {{.p = {.tmpl = t, .shape = s1, .tc = &fake_tc}, .seeds = seeds[0], .nseeds = 3},
 				 {.p = {.tmpl = t, .shape = s2, .tc = &fake_tc}}};
 	kt_tune_opts o = fake_opts(NULL);
 	o.strategy = "random";
-	o.budget = 2;
+	o.budget = 4;
 	kt_tune_stats st = {0};
 	o.stats = &st;
 	CHECK_INT(kt_tune_batch(tasks, 2, &o, &err), 0);
 	const kt_tune_result *r = &tasks[1].out;
 	CHECK_INT(tasks[1].rc, 0);
-	CHECK_INT(r->nevals, 3); /* its budget, and the sibling's best */
-	for (size_t i = 0; i + 1 < r->nevals; i++) /* its own search did not find it */
-		CHECK(memcmp(r->evals[i].cfg, best, sizeof best) != 0);
-	CHECK(r->best >= 0 && !memcmp(r->evals[r->best].cfg, best, sizeof best));
-	CHECK(st.sibling_evals >= 1);
-	CHECK(tasks[0].out.best >= 0 && !memcmp(tasks[0].out.evals[tasks[0].out.best].cfg, best, sizeof best));
+	CHECK_INT(r->nevals, 7); /* its budget, and the sibling's three fastest */
+	for (size_t i = 0; i < 4 && i < r->nevals; i++) /* its own search found none of them */
+		for (int j = 0; j < 3; j++)
+			CHECK(memcmp(r->evals[i].cfg, seeds[j], sizeof seeds[j]) != 0);
+	for (int j = 0; j < 3; j++)
+		CHECK(find(t, r, top[j]) != NULL);
+	CHECK(r->best >= 0 && !memcmp(r->evals[r->best].cfg, best, sizeof seeds[0]));
+	CHECK_INT(st.sibling_evals, 3);
+	CHECK(tasks[0].out.best >= 0 && !memcmp(tasks[0].out.evals[tasks[0].out.best].cfg, best, sizeof seeds[0]));
 	for (int i = 0; i < 2; i++)
 		kt_tune_result_free(&tasks[i].out);
 

@@ -9,8 +9,8 @@
 #include "tune_int.h"
 
 /* How many of each sibling's fastest configurations a shape evaluates before it chooses: three
- * rather than the best alone halve how often two cold tunings of a project choose more than 2%
- * apart, in simulation, for 7% more evaluations (bench/RESULTS.md, "Siblings' three fastest"). */
+ * rather than the best alone leave a fifth fewer pairs of cold tunings more than 2% apart, replayed,
+ * for 7% more evaluations (docs/search.md, "A project replayed"). */
 #define SIBLING_TOP 3
 
 /* ---- the end of a task: time its rivals again, together, and choose ---------------------------- */

@@ -202,7 +202,7 @@ static void print_stats(const kt_tune_stats *st, int n)
 {
 	printf("\n%s: setup %.1f s, measuring %.1f s, waiting for the compiler %.1f s, re-timing %.1f s; %d compile batches, "
 	       "%d variants compiled (%d in shared units, %d by NVRTC, %d taken before their batch ended), %d evaluations "
-	       "of a variant compiled for another shape (%d of another shape's best), %d raced, %d worker restarts\n",
+	       "of a variant compiled for another shape (%d of another shape's fastest), %d raced, %d worker restarts\n",
 	       n > 1 ? "time of the batch" : "time", st->setup_s, st->measure_s, st->compile_wait_s, st->retime_s, st->batches,
 	       st->compiled, st->packed, st->by_nvrtc, st->early, st->reused, st->sibling_evals, st->raced, st->restarts);
 	printf("  first measurement after %.1f s; a reference's unit took the compiler %.2f s, so the first batch of the "

@@ -522,8 +522,11 @@ static int start_ready(tuner *tu, kt_err *err)
  * NVRTC stood in for.  Before a task chooses, its rivals are measured again from nvcc's variants
  * (confirm_rivals in tune_choose.c); one compiled here is then ready, where else that compile
  * (nvcc's fixed cost, 0.6-0.7 s a unit on the GPU machine) came after the search's last result.
- * One job, all of them in one unit: beside the batches that fill the cores, the least compiling
- * that keeps up.  A rival that falls behind before the end cost that job's share. */
+ * With half the compile jobs (tu.confirmcc), so that the five or six rivals of a shape compile
+ * side by side, a unit each, in the time of one: with one job, all in one unit, a batch took
+ * 1.3-1.6 s, and the last one still held the choice up after the search's end (bench/RESULTS.md,
+ * "The rivals' slot with half the jobs").  A steered search leaves most of the cores idle
+ * between its small batches. */
 static int confirm_early(tuner *tu, kt_err *err)
 {
 	if (tu->busy[CONFIRM])
@@ -699,7 +702,7 @@ int kt_tune_batch(kt_tune_task *tasks, size_t n, const kt_tune_opts *o, kt_err *
 	kt_gpu_arch(&tu.info.id, arch, sizeof arch);
 	tu.batchcc.arch = arch; /* the check kernels' target: the device's own */
 	tu.confirmcc = tu.batchcc;
-	tu.confirmcc.jobs = 1;
+	tu.confirmcc.jobs = kt_compile_jobs(&tu.batchcc) / 2 > 1 ? kt_compile_jobs(&tu.batchcc) / 2 : 1;
 	if (rc == 0) {
 		for (size_t k = 0; k < n; k++)
 			add_task(&tu, &tasks[k]);

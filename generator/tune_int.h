@@ -34,8 +34,8 @@ static const double RETIME_BLOCK_US = 10000, RETIME_LAUNCH_US = 10;
  * load (tune_choose.c). */
 static const double RETIME_WARM_FACTOR = 300, RETIME_WARM_US = 1e6;
 enum { SLOTS = 2 };                            /* compile batches in flight at once */
-/* and the slot of the rivals' nvcc variants compiled while their task still searches, one job: see
- * tune.c, confirm_early */
+/* and the slot of the rivals' nvcc variants compiled while their task still searches, with half
+ * the jobs: see tune.c, confirm_early */
 enum { CONFIRM = SLOTS, NSLOTS = SLOTS + 1 };
 static const double FIRST_BATCH_S = 2.0;       /* the searches' first batch compiles in about this */
 enum { PENDING = -2 };                         /* ev_of: on its way, not yet recorded */
@@ -143,7 +143,7 @@ typedef struct tuner {
 	size_t capindex;
 	kt_compiler batchcc; /* ninja, jobs, workdir (and the check unit's compiler) */
 	char exe[PATH_MAX];  /* the kt executable: workers and `kt nvrtc` */
-	kt_compiler confirmcc; /* batchcc with one job: slot CONFIRM's */
+	kt_compiler confirmcc; /* batchcc with half its jobs: slot CONFIRM's */
 	kt_proc ninja[NSLOTS];
 	long *slot_units[NSLOTS];
 	size_t slot_n[NSLOTS];

@@ -702,7 +702,8 @@ int kt_tune_batch(kt_tune_task *tasks, size_t n, const kt_tune_opts *o, kt_err *
 	kt_gpu_arch(&tu.info.id, arch, sizeof arch);
 	tu.batchcc.arch = arch; /* the check kernels' target: the device's own */
 	tu.confirmcc = tu.batchcc;
-	tu.confirmcc.jobs = kt_compile_jobs(&tu.batchcc) / 2 > 1 ? kt_compile_jobs(&tu.batchcc) / 2 : 1;
+	int half = kt_compile_jobs(&tu.batchcc) / 2;
+	tu.confirmcc.jobs = half > 1 ? half : 1;
 	if (rc == 0) {
 		for (size_t k = 0; k < n; k++)
 			add_task(&tu, &tasks[k]);

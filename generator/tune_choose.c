@@ -9,9 +9,10 @@
 #include "tune_int.h"
 
 /* How many of each sibling's fastest configurations a shape evaluates before it chooses: three
- * rather than the best alone leave a fifth fewer pairs of cold tunings more than 2% apart, replayed,
- * for 7% more evaluations (docs/search.md, "A project replayed"). */
-#define SIBLING_TOP 3
+ * rather than the best alone leave a fifth fewer pairs of cold tunings more than 2% apart, replayed
+ * over groups of six shapes, for 7% more evaluations (docs/search.md, "A project replayed").  Past
+ * the bests, at most SIBLING_MAX in all (a group of six asks 15). */
+enum { SIBLING_TOP = 3, SIBLING_MAX = 16 };
 
 /* ---- the end of a task: time its rivals again, together, and choose ---------------------------- */
 
@@ -215,11 +216,13 @@ static size_t fastest_so_far(const task *ta, long *top)
 }
 
 /* The other shapes of the same template and toolchain (the task's group) tune the same
- * parameters.  Before task k chooses, the SIBLING_TOP fastest configurations each of them has so
- * far are evaluated at its shape too, where feasible and not evaluated yet (their variants are
- * compiled already): a search that stopped in one place still sees what the others found, so
- * that two tunings of one project choose alike wherever a sibling's find is the better one.  Not
- * for a user's --config list.  Returns how many were asked. */
+ * parameters.  Before task k chooses, the fastest configurations each of them has so far are
+ * evaluated at its shape too, where feasible and not evaluated yet (their variants are compiled
+ * already): a search that stopped in one place still sees what the others found, so that two
+ * tunings of one project choose alike wherever a sibling's find is the better one.  Rank by rank:
+ * every sibling's fastest, then their second and third while fewer than SIBLING_MAX were asked,
+ * so that a large group (gemm_sm90's 20 shapes of a type) costs no more than its bests.  Not for a
+ * user's --config list.  Returns how many were asked. */
 static size_t ask_siblings(tuner *tu, int k)
 {
 	task *ta = &tu->tasks[k];
@@ -227,18 +230,22 @@ static size_t ask_siblings(tuner *tu, int k)
 	ta->siblings_asked = 1;
 	if (ta->tt->nonly > 0)
 		return 0;
+	long(*top)[SIBLING_TOP] = kt_xcalloc(tu->ntasks, sizeof *top);
+	size_t *ntop = kt_xcalloc(tu->ntasks, sizeof *ntop);
 	for (size_t j = 0; j < tu->ntasks; j++) {
 		const task *sb = &tu->tasks[j];
-		long top[SIBLING_TOP];
-		size_t ntop = (int)j == k || sb->group != ta->group || sb->t != ta->t ? 0 : fastest_so_far(sb, top);
-		for (size_t q = 0; q < ntop; q++) {
-			long idx = tu_find_cfg(ta->space, ta->t->nparams, sb->r->evals[top[q]].cfg);
+		ntop[j] = (int)j == k || sb->group != ta->group || sb->t != ta->t ? 0 : fastest_so_far(sb, top[j]);
+	}
+	for (size_t q = 0; q < SIBLING_TOP; q++)
+		for (size_t j = 0; j < tu->ntasks && (q == 0 || n < SIBLING_MAX); j++) {
+			long idx = q < ntop[j] ? tu_find_cfg(ta->space, ta->t->nparams, tu->tasks[j].r->evals[top[j][q]].cfg) : -1;
 			if (idx >= 0 && ta->ev_of[idx] == -1) {
 				tu_enqueue(tu, k, (size_t)idx, &tu->later);
 				n++;
 			}
 		}
-	}
+	free(ntop);
+	free(top);
 	tu->st.sibling_evals += (int)n;
 	return n;
 }

@@ -58,7 +58,7 @@ typedef struct kt_tune_stats {
 	int reused;            /* evaluations of a variant compiled for another shape of its template */
 	int relaunched;        /* evaluations of a variant compiled for another configuration of the shape
 	                        * that differs only in what the launch reads (kt_tmpl_code_config) */
-	int sibling_evals;     /* evaluations of another shape's best before a shape's choice */
+	int sibling_evals;     /* evaluations of another shape's fastest before a shape's choice */
 	int raced;             /* evaluations not timed to full precision (racing) */
 	int restarts;          /* workers restarted after faults and hangs */
 	int ngpus;             /* GPUs that checked and timed (one worker each) */

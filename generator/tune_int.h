@@ -3,7 +3,7 @@
  * tune.c (the loop: asking, the batch), tune_setup.c (a problem's setup, the ceilings, the
  * first batch), tune_units.c (units, compile groups and compile batches), tune_measure.c
  * (measuring) and tune_choose.c (a task's end: its rivals timed again, its
- * siblings' bests, the choice). */
+ * siblings' fastest, the choice). */
 #ifndef KT_TUNE_INT_H
 #define KT_TUNE_INT_H
 
@@ -121,7 +121,7 @@ typedef struct task {
 	size_t counts[KT_NSTATUS];
 	int fail_streak;  /* evaluations in a row that failed */
 	double charged;   /* its share of the wall time so far */
-	int siblings_asked; /* the other shapes' best configurations were asked before the choice */
+	int siblings_asked; /* the other shapes' fastest configurations were asked before the choice */
 	kt_launch ref_l;  /* the launch of the reference or default, for the floor */
 	kt_err err;
 } task;
@@ -232,7 +232,7 @@ int tu_measurable(const tuner *tu);
 
 /* tune_choose.c: the end of a task. */
 void tu_finish_task(tuner *tu, task *ta);
-/* Moves task ta on: it stops asking when a rule says so, asks its siblings' bests, confirms its
+/* Moves task ta on: it stops asking when a rule says so, asks its siblings' fastest, confirms its
  * rivals, and (when may_finish) chooses.  1 when it chose (a re-timing ran). */
 int tu_update_state(tuner *tu, task *ta, int may_finish);
 void tu_fail_task(task *ta, const kt_err *e);

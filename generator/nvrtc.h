@@ -11,8 +11,8 @@
  *     the compared kernel used no shared memory, the kernels that do stand in (below);
  *   - other machine code (NVRTC 13 addresses __shared__ arrays in 64 bits where nvcc uses 32; no
  *     option changes it: LLVM's -nvptx-short-ptr reaches NVRTC's code generator through
- *     `-Xnvvm=-Xllc -Xnvvm=-nvptx-short-ptr` and is ignored, the front end having fixed the
- *     pointers' width, and cicc's `sharedmem32` is not among NVRTC's front-end options):
+ *     `-Xnvvm=-Xllc -Xnvvm=-nvptx-short-ptr` and changes nothing, and cicc's `sharedmem32` is
+ *     not among NVRTC's front-end options):
  *     NVRTC stands in for nvcc in small packs (compile.h).  Its variants serve the search, which
  *     they time as nvcc's do (bench/RESULTS.md), and the tuner compiles the configurations it
  *     chooses between again with nvcc, measures those and chooses from them;

@@ -327,12 +327,11 @@ static void configure_sim(const struct opts *o, const kt_tmpl *t, kt_recorded *r
 	kt_buf why = {0};
 	const char *dirs[1] = {o->warm};
 	kt_transfer_seeds(&p, dirs, 1, &cfgs, &ncfgs, &why);
-	for (size_t i = 0; i < ncfgs; i++)
-		for (size_t j = 0; j < sp->count; j++)
-			if (!memcmp(kt_space_cfg(sp, j), cfgs + i * (size_t)t->nparams, (size_t)t->nparams * sizeof *cfgs)) {
-				seeds[nseeds++] = j;
-				break;
-			}
+	for (size_t i = 0; i < ncfgs; i++) {
+		long j = kt_space_find(sp, cfgs + i * (size_t)t->nparams);
+		if (j >= 0)
+			seeds[nseeds++] = (size_t)j;
+	}
 	printf("  seeds: %zu, from %s\n", nseeds, nseeds ? kt_buf_str(&why) : "nothing (no record of this template)");
 	printf("  %-20s %9s %9s %9s %9s\n", "median of seeds", "evaluated", "% of opt", "to 98%", "worst");
 	const int patience[] = {12, 16, 20, 24, 48, kt_tune_patience(t)}; /* the last: kt's default */
@@ -485,15 +484,6 @@ static int bench_one(const struct opts *o, const char *path)
 
 #define TOP 5 /* the most configurations of each sibling that a shape evaluates */
 
-/* The index of configuration cfg in space sp; -1 when it is not feasible there. */
-static long find_cfg(const kt_space *sp, int np, const uint16_t *cfg)
-{
-	for (size_t i = 0; i < sp->count; i++)
-		if (!memcmp(kt_space_cfg(sp, i), cfg, (size_t)np * sizeof *cfg))
-			return (long)i;
-	return -1;
-}
-
 /* Does a project's cold configure choose the same way twice, with siblings?  The recordings
  * x[0..n), one template's shapes, are tuned together as one configure tunes them, in pairs of
  * noisy runs (--noise N pairs, --group): every shape's search runs to convergence, and then, as
@@ -516,7 +506,7 @@ static int group_sim(const struct opts *o, rec *x, size_t n)
 			return -1;
 		}
 	const kt_tmpl *t = x[0].t;
-	const int patience = kt_tune_patience(t), np = t->nparams;
+	const int patience = kt_tune_patience(t);
 	static const struct {
 		const char *name;
 		int top, search;
@@ -562,7 +552,7 @@ static int group_sim(const struct opts *o, rec *x, size_t n)
 					for (size_t j = 0; j < n; j++)
 						for (int q = 0; q < ways[w].top && j != k; q++) {
 							long b = best[j * TOP + q];
-							long i = b < 0 ? -1 : find_cfg(&x[k].sp, np, kt_space_cfg(&x[j].sp, (size_t)b));
+							long i = b < 0 ? -1 : kt_space_find(&x[k].sp, kt_space_cfg(&x[j].sp, (size_t)b));
 							if (i < 0 || mr[k].told[i] >= 0 || kt_search_asked(mr[k].s) >= CONFIGURE_BUDGET)
 								continue;
 							if (ways[w].search)

@@ -223,6 +223,14 @@ void kt_space_free(kt_space *s)
 	s->count = 0;
 }
 
+long kt_space_find(const kt_space *s, const uint16_t *cfg)
+{
+	for (size_t i = 0; i < s->count; i++)
+		if (!memcmp(kt_space_cfg(s, i), cfg, (size_t)s->nparams * sizeof *cfg))
+			return (long)i;
+	return -1;
+}
+
 int kt_space_feasible(const kt_tmpl *t, const int64_t *shape, const uint16_t *cfg)
 {
 	kt_val env[KT_MAX_SLOTS];

@@ -47,6 +47,11 @@ void kt_space_free(kt_space *s);
 
 static inline const uint16_t *kt_space_cfg(const kt_space *s, size_t i) { return s->cfgs + i * (size_t)s->nparams; }
 
+/* The index of configuration cfg (nparams value indices) in s; -1 when it is not there (not
+ * feasible at the space's shape).  Any order (a space narrowed to a --config list keeps the
+ * list's); search.c's bisection relies on kt_space_enum's lexicographic order. */
+long kt_space_find(const kt_space *s, const uint16_t *cfg);
+
 /* True when cfg satisfies every constraint at this shape (the slow, obvious check). */
 int kt_space_feasible(const kt_tmpl *t, const int64_t *shape, const uint16_t *cfg);
 

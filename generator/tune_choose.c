@@ -125,7 +125,7 @@ static size_t confirm_rivals(tuner *tu, task *ta)
 	size_t k = tu_rivals(tu, ta, rival), n = 0;
 	for (size_t i = 0; i < k; i++) {
 		const kt_eval *e = &ta->r->evals[rival[i]];
-		long idx = e->stand_in ? tu_find_cfg(ta->space, ta->t->nparams, e->cfg) : -1;
+		long idx = e->stand_in ? kt_space_find(ta->space, e->cfg) : -1;
 		if (idx >= 0) {
 			tu_enqueue_confirm(tu, (int)(ta - tu->tasks), (size_t)idx, &tu->later);
 			n++;
@@ -238,7 +238,7 @@ static size_t ask_siblings(tuner *tu, int k)
 	}
 	for (size_t q = 0; q < SIBLING_TOP; q++)
 		for (size_t j = 0; j < tu->ntasks && (q == 0 || n < SIBLING_MAX); j++) {
-			long idx = q < ntop[j] ? tu_find_cfg(ta->space, ta->t->nparams, tu->tasks[j].r->evals[top[j][q]].cfg) : -1;
+			long idx = q < ntop[j] ? kt_space_find(ta->space, tu->tasks[j].r->evals[top[j][q]].cfg) : -1;
 			if (idx >= 0 && ta->ev_of[idx] == -1) {
 				tu_enqueue(tu, k, (size_t)idx, &tu->later);
 				n++;

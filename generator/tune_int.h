@@ -185,7 +185,6 @@ size_t tu_ask_task(tuner *tu, int k, size_t max, idlist *fresh);
 int tu_batch_size(const tuner *tu);
 
 /* tune_setup.c: a task's setup and reference, the ceilings and floors, the first batch. */
-long tu_find_cfg(const kt_space *sp, int np, const uint16_t *cfg);
 /* The task's space, search (with its seeds and what is known), and result. */
 int tu_task_setup(tuner *tu, task *ta, kt_err *err);
 /* The reference of task k: the default configuration (measured like any other, first), or,

@@ -7,14 +7,6 @@
 
 #include "tune_int.h"
 
-long tu_find_cfg(const kt_space *sp, int np, const uint16_t *cfg)
-{
-	for (size_t i = 0; i < sp->count; i++)
-		if (!memcmp(kt_space_cfg(sp, i), cfg, (size_t)np * sizeof *cfg))
-			return (long)i;
-	return -1;
-}
-
 /* Narrows the space to the configurations of tt->only, in their order; each must be in it.  The
  * default stays too when it is feasible (without a reference kernel it is the reference). */
 static int keep_only(task *ta, kt_err *err)
@@ -23,13 +15,13 @@ static int keep_only(task *ta, kt_err *err)
 	size_t np = (size_t)ta->t->nparams, n = 0;
 	uint16_t def[KT_MAX_SLOTS];
 	kt_tmpl_default_config(ta->t, def);
-	long d = tu_find_cfg(ta->space, (int)np, def);
+	long d = kt_space_find(ta->space, def);
 	uint16_t *keep = kt_xcalloc((tt->nonly + 1) * np + 1, sizeof *keep);
 	if (d >= 0)
 		memcpy(keep + n++ * np, def, np * sizeof *keep);
 	for (size_t j = 0; j < tt->nonly; j++) {
 		const uint16_t *want = tt->only + j * np;
-		if (tu_find_cfg(ta->space, (int)np, want) < 0) {
+		if (kt_space_find(ta->space, want) < 0) {
 			kt_buf cfg = {0};
 			kt_tmpl_format_config(ta->t, want, &cfg);
 			kt_fail(err, "configuration %s is not feasible at this shape", kt_buf_str(&cfg));
@@ -68,14 +60,14 @@ int tu_task_setup(tuner *tu, task *ta, kt_err *err)
 	int np = ta->t->nparams;
 	size_t ns = 0, *seeds = kt_xcalloc(tt->nseeds + 1, sizeof *seeds);
 	for (size_t i = 0; i < tt->nseeds; i++) {
-		long j = tu_find_cfg(ta->space, np, tt->seeds + i * (size_t)np);
+		long j = kt_space_find(ta->space, tt->seeds + i * (size_t)np);
 		if (j >= 0)
 			seeds[ns++] = (size_t)j;
 	}
 	kt_search_seed(ta->search, seeds, ns);
 	free(seeds);
 	for (size_t i = 0; i < tt->nknown; i++) {
-		long j = tu_find_cfg(ta->space, np, tt->known + i * (size_t)np);
+		long j = kt_space_find(ta->space, tt->known + i * (size_t)np);
 		if (j >= 0)
 			kt_search_known(ta->search, (size_t)j, tt->known_us[i]);
 	}
@@ -85,7 +77,7 @@ int tu_task_setup(tuner *tu, task *ta, kt_err *err)
 		ta->ev_of[i] = -1;
 	uint16_t def[KT_MAX_SLOTS];
 	kt_tmpl_default_config(ta->t, def);
-	ta->def_idx = tu_find_cfg(ta->space, np, def);
+	ta->def_idx = kt_space_find(ta->space, def);
 	if (ta->def_idx < 0 && !ta->t->reference)
 		return kt_fail(err, "the default configuration is infeasible at this shape and the template names no reference kernel");
 	kt_tune_result *r = ta->r;

@@ -132,6 +132,7 @@ typedef struct tuner {
 	kt_tune_task **pending; /* tasks to add at the top of the next turn of the loop */
 	size_t npending;
 	int closing;      /* the batch is ending: no task is added any more */
+	int ended_in_ask; /* a search ended in this turn's ask (tu_ask_task): the next turn comes at once */
 	const kt_tune_opts *o;
 	kt_gpu_info info;
 	kt_target target;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "emit.h"
+#include "proc.h"
 #include "trace.h"
 #include "tune_fixture.h"
 
@@ -399,6 +400,71 @@ static void test_stand_in(const char *dir)
 	stand_in(dir, 1);
 }
 
+/* A search that ends in an ask with nothing in flight moves on at once (its rivals confirmed, its
+ * choice made), not after the next compile to end.  A template of one configuration is tuned
+ * beside one whose variants (all but the default, compiled in the setup) compile until a file
+ * exists that the first one's finish writes (the batch's next-round hook); ninja's output is held
+ * to its end, so nothing else wakes the loop.  Had the loop waited for the compiler before the
+ * first one's next turn, each would have waited for the other until the fake compiler's 60 s
+ * bound. */
+static kt_tune_task *touch_when_done(void *ctx, kt_tune_task *done)
+{
+	kt_err err = {0};
+	(void)done;
+	CHECK_INT(kt_write_atomic(ctx, "done\n", 5, &err), 0);
+	return NULL;
+}
+
+static void test_ended_in_ask(const char *dir)
+{
+	static const char one_src[] = "// @kt kernel    scale\n"
+				      "// @kt shape     n\n"
+				      "// @kt param     BLOCK in 128 default 128\n"
+				      "// @kt arg       out float[n] out\n"
+				      "// @kt arg       x   float[n] in fill uniform(-2, 2)\n"
+				      "// @kt arg       n   int = n\n"
+				      "// @kt grid      cdiv(n, BLOCK)\n"
+				      "// @kt block     BLOCK\n"
+				      "// @kt bytes     8 * n\n"
+				      "// @kt tolerance 1e-6\n"
+				      "__global__ void scale(float *out, const float *x, int n)\n"
+				      "{\n"
+				      "\tint i = blockIdx.x * BLOCK + threadIdx.x;\n"
+				      "\tif (i < n)\n"
+				      "\t\tout[i] = 2.0f * x[i];\n"
+				      "}\n";
+	static const char waits[] = "// fake-compile-wait: BLOCK=64 one-done\n"
+				    "// fake-compile-wait: BLOCK=256 one-done\n"
+				    "// fake-compile-wait: UNROLL=2 one-done\n"
+				    "// fake-compile-wait: UNROLL=4 one-done\n";
+	char work[600], done[700], src[sizeof standin_src + sizeof waits];
+	snprintf(src, sizeof src, "%s%s", standin_src, waits);
+	kt_tmpl *one = write_template(dir, "one.cu.tmpl", one_src, strlen(one_src));
+	kt_tmpl *slow = write_template(dir, "slow.cu.tmpl", src, strlen(src));
+	snprintf(work, sizeof work, "%s/ended-work", dir);
+	snprintf(done, sizeof done, "%s/one-done", work);
+	int64_t shape[1] = {4096};
+	kt_tune_task tasks[2] = {{.p = {.tmpl = one, .shape = shape, .tc = &fake_tc}},
+				 {.p = {.tmpl = slow, .shape = shape, .tc = &fake_tc}}};
+	kt_tune_opts o = fake_opts(work);
+	o.strategy = "exhaustive";
+	o.ninja = KT_FAKE_DIR "/held_ninja.sh";
+	o.next = touch_when_done;
+	o.next_ctx = done;
+	kt_err err = {0};
+	double t0 = kt_now();
+	if (one && slow)
+		CHECK_INT(kt_tune_batch(tasks, 2, &o, &err), 0);
+	CHECK(kt_now() - t0 < 30); /* not the fake's 60 s bound */
+	CHECK_INT((int)tasks[0].out.nevals, 1);
+	CHECK_INT((int)tasks[1].out.nevals, 9);
+	CHECK_INT(status_of(slow, &tasks[1].out, "BLOCK=256,UNROLL=4"), KT_OK);
+	for (int k = 0; k < 2; k++)
+		kt_tune_result_free(&tasks[k].out);
+	kt_tmpl_free(one);
+	kt_tmpl_free(slow);
+}
+
 int main(void)
 {
 	char *dir = kt_temp_dir(getenv("TMPDIR"), "kt-test-tune-units", NULL);
@@ -413,6 +479,7 @@ int main(void)
 	test_reference_once(dir);
 	test_first_batch(dir);
 	test_stand_in(dir);
+	test_ended_in_ask(dir);
 	test_measure_turns(dir);
 	kt_remove_tree(dir);
 	free(dir);

@@ -217,6 +217,10 @@ static void print_stats(const kt_tune_stats *st, int n)
 		       "choices, measured again as nvcc compiles them (%d rivals' variants compiled by nvcc while "
 		       "the search went on)\n",
 		       st->stand_in, st->confirmed, st->confirm_early);
+	if (st->retime_more)
+		printf("  %d choices re-timed with twice the blocks: the rule would have taken a tie that only the "
+		       "intervals' width made one\n",
+		       st->retime_more);
 	if (st->ngpus > 1) {
 		printf("  GPUs:");
 		for (int i = 0; i < st->ngpus && i < KT_TUNE_MAX_GPUS; i++)

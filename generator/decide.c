@@ -104,19 +104,32 @@ size_t kt_decide_rivals(const kt_tmpl *t, const kt_tune_result *r, size_t top, i
 
 /* ---- the tie set and the rule ---------------------------------------------------------------- */
 
-size_t kt_decide_pick(const kt_tmpl *t, const kt_tune_result *r, kt_retimed *c, size_t k)
+size_t kt_decide_fastest(const kt_tmpl *t, const kt_tune_result *r, const kt_retimed *c, size_t k)
 {
 	size_t f = 0;
-	for (size_t i = 1; i < k; i++) /* the fastest; equal means go to the first in value order */
+	for (size_t i = 1; i < k; i++) /* equal means go to the first in value order */
 		if (c[i].us < c[f].us ||
 		    (c[i].us == c[f].us && kt_decide_cmp_values(t, r->evals[c[i].eval].cfg, r->evals[c[f].eval].cfg) < 0))
 			f = i;
-	size_t pick = f;
+	return f;
+}
+
+size_t kt_decide_pick(const kt_tmpl *t, const kt_tune_result *r, kt_retimed *c, size_t k)
+{
+	size_t f = kt_decide_fastest(t, r, c, k), pick = f;
 	for (size_t i = 0; i < k; i++) {
-		double d = c[i].us - c[f].us;
-		c[i].tie = d <= fmax(c[i].ci_us + c[f].ci_us, KT_TIE_FLOOR * c[f].us) && d <= KT_TIE_MAX * c[f].us;
+		double d = c[i].us - c[f].us, width = c[i].paired ? c[i].gap_ci_us : c[i].ci_us + c[f].ci_us;
+		c[i].tie = d <= fmax(width, KT_TIE_FLOOR * c[f].us) && d <= KT_TIE_MAX * c[f].us;
 		if (c[i].tie && nearer(t, r->evals[c[i].eval].cfg, r->evals[c[pick].eval].cfg))
 			pick = i;
 	}
 	return pick;
+}
+
+int kt_decide_unsure(const kt_retimed *c, size_t k, size_t pick)
+{
+	double fastest = c[pick].us;
+	for (size_t i = 0; i < k; i++)
+		fastest = fmin(fastest, c[i].us);
+	return c[pick].us - fastest > KT_TIE_FLOOR * fastest;
 }

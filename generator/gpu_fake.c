@@ -18,7 +18,11 @@
  *                           fault (an illegal address at the next sync), hang (the sync never returns)
  *   fake-rule: P=V M        mode M when the text also holds `#define P V` (a variant's parameter)
  *   fake-time-us: T         a launch takes T microseconds of the fake clock (default 100)
+ *   fake-rule-us: P=V T     T microseconds instead when the text also holds `#define P V`
  *   fake-best: P=V          each such line whose `#define P V` is missing adds 25% to the time
+ *   fake-drift: F           the time wanders with the fake clock, by up to the fraction F either
+ *                           way (a sine of the clock over FAKE_DRIFT_US), as a real GPU's clocks do
+ *   fake-drift-phase: P=V X that sine X radians ahead when the text also holds `#define P V`
  *   fake-stream             the kernel touches its buffers evict-first (see below)
  *   fake-boost-us: B        a launch takes FAKE_BOOST of its time until the fake GPU has been busy
  *                           B microseconds with such kernels: a boost clock that sustained load
@@ -33,6 +37,7 @@
  */
 #include "gpu_fake.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +51,7 @@ static const double FAKE_GFLOPS = 50000.0;
 static const double FAKE_TENSOR_GFLOPS = 400000.0;
 static const double FAKE_WARM = 0.8;  /* a variant's time when its input is in the fake's L2 */
 static const double FAKE_GRAPH = 0.9; /* a variant's time as a graph's node */
+static const double FAKE_DRIFT_US = 5000; /* fake-drift's clock: a sine of the fake clock over this */
 static const double FAKE_BOOST = 0.8; /* a fake-boost-us variant's time before the load ends its boost */
 enum { FAKE_TOUCHES = 512 };          /* buffers whose last touch the fake's L2 remembers */
 enum { FAKE_NODES = 4096 };           /* launches in one graph, at most */
@@ -59,6 +65,8 @@ typedef struct fake_fn {
 	double time_us;
 	int stream;      /* fake-stream: touches evict-first */
 	double boost_us; /* fake-boost-us: boosted while the GPU's busy time is under this */
+	double drift;    /* fake-drift: how far its time wanders with the fake clock, a fraction */
+	double phase;    /* fake-drift-phase: where in its wandering it is (radians) */
 } fake_fn;
 
 typedef struct fake_mod {
@@ -288,6 +296,12 @@ static void configure(const char *text, fake_fn *f)
 	const char *p;
 	if ((p = strstr(text, "fake-time-us: ")))
 		f->time_us = atof(p + 14);
+	for (p = strstr(text, "fake-rule-us: "); p; p = strstr(p + 1, "fake-rule-us: ")) {
+		const char *pv = p + 14;
+		size_t n = strcspn(pv, " \t\r\n");
+		if (has_setting(text, pv, n))
+			f->time_us = atof(pv + n);
+	}
 	double base = f->time_us;
 	if ((p = strstr(text, "fake-mode: ")))
 		f->mode = parse_mode(p + 11, strcspn(p + 11, " \t\r\n"));
@@ -300,6 +314,13 @@ static void configure(const char *text, fake_fn *f)
 	}
 	f->stream = strstr(text, "fake-stream") != NULL;
 	f->boost_us = (p = strstr(text, "fake-boost-us: ")) ? atof(p + 15) : 0;
+	f->drift = (p = strstr(text, "fake-drift: ")) ? atof(p + 12) : 0;
+	for (p = strstr(text, "fake-drift-phase: "); p; p = strstr(p + 1, "fake-drift-phase: ")) {
+		const char *pv = p + 18;
+		size_t n = strcspn(pv, " \t\r\n");
+		if (has_setting(text, pv, n))
+			f->phase = atof(pv + n);
+	}
 	for (p = strstr(text, "fake-best: "); p; p = strstr(p + 1, "fake-best: "))
 		if (!has_setting(text, p + 11, strcspn(p + 11, " \t\r\n")))
 			f->time_us += 0.25 * base;
@@ -530,7 +551,7 @@ static int run_launch(fake_gpu *g, fake_fn *f, const int64_t grid[3], const int6
 	void *out = host(*(kt_dptr *)params[0]), *x = host(*(kt_dptr *)params[1]);
 	size_t bytes = (size_t)(*(int *)params[2] > 0 ? *(int *)params[2] : 0) * sizeof(float);
 	double t = f->time_us * (in_l2(g, x, bytes) ? FAKE_WARM : 1.0) * (in_graph ? FAKE_GRAPH : 1.0) *
-		   (g->busy_us < f->boost_us ? FAKE_BOOST : 1.0);
+		   (g->busy_us < f->boost_us ? FAKE_BOOST : 1.0) * (1 + f->drift * sin(g->clock_us / FAKE_DRIFT_US + f->phase));
 	g->busy_us += t;
 	run_scale(f, params);
 	touch_as(g, x, bytes, f->stream);

@@ -655,8 +655,9 @@ static void read_retimed(const cJSON *doc, const kt_tmpl *t, kt_tune_result *out
 			if (!memcmp(out->evals[i].cfg, cfg, (size_t)t->nparams * sizeof *cfg))
 				e = (long)i;
 		if (e >= 0)
-			out->retimed[out->nretimed++] = (kt_retimed){e, kt_json_num(it, "time_us", 0), kt_json_num(it, "ci_us", 0),
-								     cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "tie"))};
+			out->retimed[out->nretimed++] = (kt_retimed){.eval = e, .us = kt_json_num(it, "time_us", 0),
+								     .ci_us = kt_json_num(it, "ci_us", 0),
+								     .tie = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "tie"))};
 	}
 	free(cfg);
 }

@@ -58,6 +58,9 @@ typedef struct kt_retimed {
 	double us;            /* the mean of its blocks' medians (its sweep time when not timed again) */
 	double ci_us;         /* half-width of the 95% confidence interval of us; 0 when unknown */
 	int tie;              /* in the tie set that the choice was made from */
+	int paired;           /* gap_ci_us is known (not kept in records) */
+	double gap_ci_us;     /* half-width of the 95% interval of its time less the fastest rival's, taken
+			       * block by block (paired: what a block's rivals share cancels) */
 } kt_retimed;
 
 typedef struct kt_tune_result {

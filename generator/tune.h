@@ -60,6 +60,7 @@ typedef struct kt_tune_stats {
 	                        * that differs only in what the launch reads (kt_tmpl_code_config) */
 	int sibling_evals;     /* evaluations of another shape's fastest before a shape's choice */
 	int raced;             /* evaluations not timed to full precision (racing) */
+	int retime_more;       /* choices re-timed with twice the blocks: the rule's pick a tie on wide intervals */
 	int restarts;          /* workers restarted after faults and hangs */
 	int ngpus;             /* GPUs that checked and timed (one worker each) */
 	int gpu[KT_TUNE_MAX_GPUS];

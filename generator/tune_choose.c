@@ -83,6 +83,28 @@ static int compute_bound(const task *ta)
 	return tf > tb;
 }
 
+/* Each of task ta's rivals' times from the first nb blocks' medians med (block-major, k a
+ * block), with its interval, and the interval of its difference from the fastest's, block by
+ * block. */
+static void intervals(const task *ta, kt_retimed *c, size_t k, const double *med, size_t nb)
+{
+	double v[RETIME_BLOCKS * 2], gap;
+	if (!nb)
+		return;
+	for (size_t i = 0; i < k; i++) {
+		for (size_t b = 0; b < nb; b++)
+			v[b] = med[b * k + i];
+		kt_decide_interval(v, nb, &c[i].us, &c[i].ci_us);
+	}
+	size_t f = kt_decide_fastest(ta->t, ta->r, c, k);
+	for (size_t i = 0; i < k; i++) {
+		for (size_t b = 0; b < nb; b++)
+			v[b] = med[b * k + i] - med[b * k + f];
+		kt_decide_interval(v, nb, &gap, &c[i].gap_ci_us);
+		c[i].paired = nb > 1;
+	}
+}
+
 static void retime_rivals(tuner *tu, task *ta, kt_retimed *c, size_t k)
 {
 	double sum = 0;
@@ -90,20 +112,23 @@ static void retime_rivals(tuner *tu, task *ta, kt_retimed *c, size_t k)
 		sum += c[i].us + RETIME_LAUNCH_US;
 	double want = RETIME_BLOCK_US / (sum > 0 ? sum : 1);
 	int rounds = want < RETIME_MIN_ROUNDS ? RETIME_MIN_ROUNDS : want > RETIME_MAX_ROUNDS ? RETIME_MAX_ROUNDS : (int)want;
-	double *med = kt_xcalloc(RETIME_BLOCKS * k, sizeof *med), *v = kt_xcalloc(RETIME_BLOCKS, sizeof *v);
+	double *med = kt_xcalloc(2 * RETIME_BLOCKS * k, sizeof *med);
 	double warm = fmin(RETIME_WARM_FACTOR * sum, RETIME_WARM_US);
 	if (compute_bound(ta) && sum > 0 && warm >= sum)
 		(void)retime(tu, ta, c, k, (int)(warm / sum), med); /* the results are dropped */
 	size_t nb = 0;
 	for (int b = 0; b < RETIME_BLOCKS; b++)
 		nb += retime(tu, ta, c, k, rounds, med + nb * k) == 0;
-	for (size_t i = 0; nb && i < k; i++) {
-		for (size_t b = 0; b < nb; b++)
-			v[b] = med[b * k + i];
-		kt_decide_interval(v, nb, &c[i].us, &c[i].ci_us);
+	intervals(ta, c, k, med, nb);
+	/* A tie that the rule would take on an interval alone (a rival slower than the fastest by
+	 * more than KT_TIE_FLOOR) is looked at again with twice the blocks (decide.h). */
+	if (nb && kt_decide_unsure(c, k, kt_decide_pick(ta->t, ta->r, c, k))) {
+		for (int b = 0; b < RETIME_BLOCKS; b++)
+			nb += retime(tu, ta, c, k, rounds, med + nb * k) == 0;
+		intervals(ta, c, k, med, nb);
+		tu->st.retime_more++;
 	}
 	free(med);
-	free(v);
 }
 
 /* The rivals of task ta's choice (decide.h) into rival[]; how many.  A user's --config list is
@@ -147,7 +172,7 @@ static void choose(tuner *tu, task *ta)
 		return;
 	kt_retimed *c = kt_xcalloc(k, sizeof *c);
 	for (size_t i = 0; i < k; i++)
-		c[i] = (kt_retimed){rival[i], r->evals[rival[i]].median_us, 0, 0};
+		c[i] = (kt_retimed){.eval = rival[i], .us = r->evals[rival[i]].median_us};
 	if (k > 1)
 		retime_rivals(tu, ta, c, k);
 	r->best = c[kt_decide_pick(ta->t, r, c, k)].eval;

@@ -100,7 +100,10 @@ static void test_pick(void)
 	add(&r, 0, 0, KT_OK, 10.0, 0, 0); /* 1: A=1,B=8: one step from the default */
 	add(&r, 2, 0, KT_OK, 10.0, 0, 0); /* 2: A=3,B=8: one step too, last in value order */
 	add(&r, 1, 1, KT_OK, 10.0, 0, 0); /* 3: A=2,B=16: one step, between them in value order */
-	kt_retimed c[4] = {{0, 10.0, 0.01, 0}, {1, 10.04, 0.01, 0}, {2, 10.04, 0.01, 0}, {3, 10.04, 0.01, 0}};
+	kt_retimed c[4] = {{.eval = 0, .us = 10.0, .ci_us = 0.01},
+			   {.eval = 1, .us = 10.04, .ci_us = 0.01},
+			   {.eval = 2, .us = 10.04, .ci_us = 0.01},
+			   {.eval = 3, .us = 10.04, .ci_us = 0.01}};
 	/* All within 0.5% of the fastest: a tie; one step each from the default, then value order. */
 	CHECK(same_in_every_order(&r, c, 1));
 	size_t i = kt_decide_pick(t, &r, c, 4);
@@ -113,6 +116,15 @@ static void test_pick(void)
 	/* ... unless the intervals overlap. */
 	c[1].ci_us = 0.05, c[0].ci_us = 0.04;
 	CHECK(same_in_every_order(&r, c, 1));
+	/* Where the blocks pair them, the interval of the difference decides, not the two intervals:
+	 * a clock that moved both alike widened those, not that. */
+	for (int k = 0; k < 4; k++)
+		c[k].paired = 1, c[k].gap_ci_us = 0.01;
+	CHECK(same_in_every_order(&r, c, 3));
+	c[1].gap_ci_us = 0.09; /* the difference 0.08, within its interval: a tie again */
+	CHECK(same_in_every_order(&r, c, 1));
+	for (int k = 0; k < 4; k++)
+		c[k].paired = 0, c[k].gap_ci_us = 0;
 	/* Never more than 1% slower, whatever the intervals: the fastest then has no rival. */
 	for (int k = 1; k < 4; k++)
 		c[k].us = 10.12, c[k].ci_us = 1.0;
@@ -129,6 +141,22 @@ static void test_pick(void)
 	kt_tune_result_free(&r);
 }
 
+/* The rule's pick is unsure when it is a tie on the intervals alone: more than KT_TIE_FLOOR
+ * slower than the fastest. */
+static void test_unsure(void)
+{
+	kt_retimed c[3] = {{.eval = 0, .us = 10.0, .ci_us = 0.05},
+			   {.eval = 1, .us = 10.04, .ci_us = 0.05},
+			   {.eval = 2, .us = 10.09, .ci_us = 0.1}};
+	CHECK_INT(kt_decide_unsure(c, 3, 0), 0); /* the fastest */
+	CHECK_INT(kt_decide_unsure(c, 3, 1), 0); /* 0.4%: a tie whatever the intervals */
+	CHECK_INT(kt_decide_unsure(c, 3, 2), 1); /* 0.9%: a tie by its interval only */
+	/* the fastest anywhere in c */
+	kt_retimed d[2] = {{.eval = 0, .us = 10.09, .ci_us = 0.1}, {.eval = 1, .us = 10.0, .ci_us = 0.05}};
+	CHECK_INT(kt_decide_unsure(d, 2, 0), 1);
+	CHECK_INT(kt_decide_unsure(d, 2, 1), 0);
+}
+
 int main(void)
 {
 	kt_buf diags = {0};
@@ -141,6 +169,7 @@ int main(void)
 	test_interval();
 	test_rivals();
 	test_pick();
+	test_unsure();
 	kt_tmpl_free(t);
 	kt_buf_free(&diags);
 	return check_done();

@@ -464,8 +464,8 @@ static void test_retimed(void)
 	free(text);
 
 	r.retimed = kt_xcalloc(2, sizeof *r.retimed);
-	r.retimed[0] = (kt_retimed){0, 3.3, 0.02, 1};
-	r.retimed[1] = (kt_retimed){1, 3.25, 0.01, 1};
+	r.retimed[0] = (kt_retimed){.eval = 0, .us = 3.3, .ci_us = 0.02, .tie = 1};
+	r.retimed[1] = (kt_retimed){.eval = 1, .us = 3.25, .ci_us = 0.01, .tie = 1};
 	r.nretimed = 2;
 	text = kt_record_json(&k, &prob, &r, NULL, &err);
 	CHECK(text && strstr(text, "\"retimed\"") && strstr(text, "\"ci_us\"") && strstr(text, "\"tie\""));
@@ -504,7 +504,7 @@ static void test_head(void)
 	kt_tune_result r, back;
 	make_result(&r);
 	r.retimed = kt_xcalloc(1, sizeof *r.retimed);
-	r.retimed[0] = (kt_retimed){0, 3.3, 0.02, 1};
+	r.retimed[0] = (kt_retimed){.eval = 0, .us = 3.3, .ci_us = 0.02, .tie = 1};
 	r.nretimed = 1;
 	kt_key k = {0};
 	make_key(&k, "-O3");

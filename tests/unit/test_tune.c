@@ -644,6 +644,70 @@ static void test_boost(const char *dir)
 	kt_tmpl_free(t);
 }
 
+/* The choice between BLOCK=256 and the default, 0.8% slower, on three clocks (fake-drift):
+ * - steady: the intervals are nil, and BLOCK=256 is chosen outright;
+ * - wandering by 3%, alike for both: each one's interval is wide, but their difference block by
+ *   block is not, and BLOCK=256 is still chosen (with the intervals alone the rule had taken the
+ *   default from a tie);
+ * - wandering by 3%, BLOCK=256's wandering 0.8 radians ahead: the difference itself wanders, the
+ *   rule takes the default from a tie on its interval alone, and the re-timing takes twice the
+ *   blocks before it does.  (The fake clock is exact: the phase was chosen so that after five
+ *   blocks the default, nearest, is not the fastest; 1.6-4.8 radians make it the fastest.) */
+static void test_unsure_tie(const char *dir)
+{
+	static const char src[] = "// @kt kernel    scale\n"
+				  "// @kt shape     n\n"
+				  "// @kt param     BLOCK  in 128, 256 default 128\n"
+				  "// @kt arg       out float[n] out\n"
+				  "// @kt arg       x   float[n] in fill uniform(-2, 2)\n"
+				  "// @kt arg       n   int = n\n"
+				  "// @kt grid      cdiv(n, BLOCK)\n"
+				  "// @kt block     BLOCK\n"
+				  "// @kt bytes     8 * n\n"
+				  "// @kt tolerance 1e-6\n"
+				  "// fake-time-us: 100\n"
+				  "// fake-rule-us: BLOCK=256 99.2\n"
+				  "%s"
+				  "#ifndef BLOCK\n#define BLOCK 128\n#endif\n"
+				  "__global__ void scale(float *out, const float *x, int n)\n"
+				  "{\n"
+				  "\tint i = blockIdx.x * BLOCK + threadIdx.x;\n"
+				  "\tif (i < n)\n"
+				  "\t\tout[i] = 2.0f * x[i];\n"
+				  "}\n";
+	static const struct {
+		const char *clock, *chosen;
+		int more;
+	} runs[] = {{"", "BLOCK=256", 0},
+		    {"// fake-drift: 0.03\n", "BLOCK=256", 0},
+		    {"// fake-drift: 0.03\n// fake-drift-phase: BLOCK=256 0.8\n", "BLOCK=128", 1}};
+	for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+		char text[sizeof src + 96], name[32];
+		int len = snprintf(text, sizeof text, src, runs[k].clock);
+		snprintf(name, sizeof name, "unsure%zu.cu.tmpl", k);
+		kt_tmpl *t = write_template(dir, name, text, (size_t)len);
+		if (!t)
+			continue;
+		kt_err err = {0};
+		kt_tune_stats st = {0};
+		kt_tune_opts o = fake_opts(NULL);
+		o.strategy = "exhaustive";
+		o.stats = &st;
+		int64_t shape[1] = {4096};
+		kt_tune_result r;
+		CHECK_INT(tune(t, shape, &o, &r, &err), 0);
+		CHECK_INT((int)r.nretimed, 2);
+		CHECK_INT(st.retime_more, runs[k].more);
+		kt_buf cfg = {0};
+		if (r.best >= 0)
+			kt_tmpl_format_config(t, r.evals[r.best].cfg, &cfg);
+		CHECK_STR(kt_buf_str(&cfg), runs[k].chosen);
+		kt_buf_free(&cfg);
+		kt_tune_result_free(&r);
+		kt_tmpl_free(t);
+	}
+}
+
 int main(void)
 {
 	char *dir = kt_temp_dir(getenv("TMPDIR"), "kt-test-tune", NULL);
@@ -664,6 +728,7 @@ int main(void)
 		test_hangs_held(dir);
 		test_ties(dir);
 		test_boost(dir);
+		test_unsure_tie(dir);
 		test_patience(t);
 		test_siblings(t);
 	}

@@ -657,24 +657,10 @@ static void test_unsure_tie(const char *dir)
 {
 	static const char src[] = "// @kt kernel    scale\n"
 				  "// @kt shape     n\n"
-				  "// @kt param     BLOCK  in 128, 256 default 128\n"
-				  "// @kt arg       out float[n] out\n"
-				  "// @kt arg       x   float[n] in fill uniform(-2, 2)\n"
-				  "// @kt arg       n   int = n\n"
-				  "// @kt grid      cdiv(n, BLOCK)\n"
-				  "// @kt block     BLOCK\n"
-				  "// @kt bytes     8 * n\n"
-				  "// @kt tolerance 1e-6\n"
+				  "// @kt param     BLOCK  in 128, 256 default 128\n" SCALE_ANNOTATIONS
 				  "// fake-time-us: 100\n"
 				  "// fake-rule-us: BLOCK=256 99.2\n"
-				  "%s"
-				  "#ifndef BLOCK\n#define BLOCK 128\n#endif\n"
-				  "__global__ void scale(float *out, const float *x, int n)\n"
-				  "{\n"
-				  "\tint i = blockIdx.x * BLOCK + threadIdx.x;\n"
-				  "\tif (i < n)\n"
-				  "\t\tout[i] = 2.0f * x[i];\n"
-				  "}\n";
+				  "%s" SCALE_CODE;
 	static const struct {
 		const char *clock, *chosen;
 		int more;

@@ -419,20 +419,7 @@ static void test_ended_in_ask(const char *dir)
 {
 	static const char one_src[] = "// @kt kernel    scale\n"
 				      "// @kt shape     n\n"
-				      "// @kt param     BLOCK in 128 default 128\n"
-				      "// @kt arg       out float[n] out\n"
-				      "// @kt arg       x   float[n] in fill uniform(-2, 2)\n"
-				      "// @kt arg       n   int = n\n"
-				      "// @kt grid      cdiv(n, BLOCK)\n"
-				      "// @kt block     BLOCK\n"
-				      "// @kt bytes     8 * n\n"
-				      "// @kt tolerance 1e-6\n"
-				      "__global__ void scale(float *out, const float *x, int n)\n"
-				      "{\n"
-				      "\tint i = blockIdx.x * BLOCK + threadIdx.x;\n"
-				      "\tif (i < n)\n"
-				      "\t\tout[i] = 2.0f * x[i];\n"
-				      "}\n";
+				      "// @kt param     BLOCK in 128 default 128\n" SCALE_ANNOTATIONS SCALE_CODE;
 	static const char waits[] = "// fake-compile-wait: BLOCK=64 one-done\n"
 				    "// fake-compile-wait: BLOCK=256 one-done\n"
 				    "// fake-compile-wait: UNROLL=2 one-done\n"

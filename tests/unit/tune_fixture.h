@@ -21,6 +21,25 @@ static inline kt_tmpl *parse(void)
 	return t;
 }
 
+/* The fake GPU's "scale" kernel (gpu_fake.h), one element a thread: the annotations that follow
+ * a template's parameters, and its code, for the templates the tests write. */
+#define SCALE_ANNOTATIONS                                             \
+	"// @kt arg       out float[n] out\n"                         \
+	"// @kt arg       x   float[n] in fill uniform(-2, 2)\n"      \
+	"// @kt arg       n   int = n\n"                              \
+	"// @kt grid      cdiv(n, BLOCK)\n"                           \
+	"// @kt block     BLOCK\n"                                    \
+	"// @kt bytes     8 * n\n"                                    \
+	"// @kt tolerance 1e-6\n"
+#define SCALE_CODE                                                    \
+	"#ifndef BLOCK\n#define BLOCK 128\n#endif\n"                   \
+	"__global__ void scale(float *out, const float *x, int n)\n"  \
+	"{\n"                                                         \
+	"\tint i = blockIdx.x * BLOCK + threadIdx.x;\n"               \
+	"\tif (i < n)\n"                                              \
+	"\t\tout[i] = 2.0f * x[i];\n"                                 \
+	"}\n"
+
 static kt_ceilings kept_ceilings;
 static const kt_toolchain fake_tc = {KT_FAKE_DIR "/fake_nvcc.py", "", "", ""};
 

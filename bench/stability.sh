@@ -59,7 +59,7 @@ while IFS=$'\t' read -r ks c1 c2; do
 	log=$out/side-by-side-$i-$name.txt
 	"$kt" tune "$src/templates/$name.cu.tmpl" --type T=bfloat16 --shape "$shape" --config "$c1" --config "$c2" \
 		--no-race --cache-dir "$out/ceilings" --quiet >"$log" 2>&1 || { tail "$log"; continue; }
-	# the rivals timed together: "retimed US +- CI [tie] CONFIG [<- chosen]"
+	# the rivals timed together: "retimed US +- CI [(gap +- G)] [tie] CONFIG [<- chosen]"
 	read -r u1 e1 u2 e2 < <(awk -v a="$c1" -v b="$c2" '$1 == "retimed" {
 			for (i = 5; i <= NF; i++) if ($i ~ /=/) c = $i
 			if (c == a) { x = $2; y = $4 } if (c == b) { z = $2; w = $4 } }

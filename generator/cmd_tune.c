@@ -119,13 +119,16 @@ static void print_result(const kt_tmpl *t, const char *shape, const int64_t *val
 		kt_buf_free(&cfg);
 	}
 	if (r->nretimed)
-		printf("  the choice: its rivals timed again together (mean of blocks, 95%% interval); from the tie set, the one "
-		       "nearest the default\n");
+		printf("  the choice: its rivals timed again together (mean of blocks, 95%% interval; and of the difference "
+		       "from the fastest, block by block); from the tie set, the one nearest the default\n");
 	for (size_t i = 0; i < r->nretimed; i++) {
 		const kt_retimed *c = &r->retimed[i];
 		kt_buf cfg = {0};
 		kt_tmpl_format_config(t, r->evals[c->eval].cfg, &cfg);
-		printf("  retimed %10.3f +- %7.3f %-3s  %s%s\n", c->us, c->ci_us, c->tie ? "tie" : "", kt_buf_str(&cfg),
+		char gap[32] = "";
+		if (c->paired)
+			snprintf(gap, sizeof gap, " (gap +- %.3f)", c->gap_ci_us);
+		printf("  retimed %10.3f +- %7.3f%s %-3s  %s%s\n", c->us, c->ci_us, gap, c->tie ? "tie" : "", kt_buf_str(&cfg),
 		       c->eval == r->best ? "  <- chosen" : "");
 		kt_buf_free(&cfg);
 	}

@@ -147,6 +147,8 @@ static void add_retimed(cJSON *doc, const kt_tmpl *t, const kt_tune_result *r)
 		cJSON_AddItemToObject(o, "config", config_json(t, r->evals[c->eval].cfg));
 		cJSON_AddNumberToObject(o, "time_us", c->us);
 		cJSON_AddNumberToObject(o, "ci_us", c->ci_us);
+		if (c->paired)
+			cJSON_AddNumberToObject(o, "gap_ci_us", c->gap_ci_us);
 		cJSON_AddBoolToObject(o, "tie", c->tie);
 		cJSON_AddItemToArray(a, o);
 	}
@@ -654,10 +656,13 @@ static void read_retimed(const cJSON *doc, const kt_tmpl *t, kt_tune_result *out
 		for (size_t i = 0; e < 0 && i < out->nevals; i++)
 			if (!memcmp(out->evals[i].cfg, cfg, (size_t)t->nparams * sizeof *cfg))
 				e = (long)i;
+		const cJSON *gap = cJSON_GetObjectItemCaseSensitive(it, "gap_ci_us");
 		if (e >= 0)
 			out->retimed[out->nretimed++] = (kt_retimed){.eval = e, .us = kt_json_num(it, "time_us", 0),
 								     .ci_us = kt_json_num(it, "ci_us", 0),
-								     .tie = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "tie"))};
+								     .tie = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "tie")),
+								     .paired = cJSON_IsNumber(gap),
+								     .gap_ci_us = cJSON_IsNumber(gap) ? gap->valuedouble : 0};
 	}
 	free(cfg);
 }

@@ -58,7 +58,7 @@ typedef struct kt_retimed {
 	double us;            /* the mean of its blocks' medians (its sweep time when not timed again) */
 	double ci_us;         /* half-width of the 95% confidence interval of us; 0 when unknown */
 	int tie;              /* in the tie set that the choice was made from */
-	int paired;           /* gap_ci_us is known (not kept in records) */
+	int paired;           /* gap_ci_us is known (records since 2026-11-29 keep it) */
 	double gap_ci_us;     /* half-width of the 95% interval of its time less the fastest rival's, taken
 			       * block by block (paired: what a block's rivals share cancels) */
 } kt_retimed;

@@ -464,7 +464,7 @@ static void test_retimed(void)
 	free(text);
 
 	r.retimed = kt_xcalloc(2, sizeof *r.retimed);
-	r.retimed[0] = (kt_retimed){.eval = 0, .us = 3.3, .ci_us = 0.02, .tie = 1};
+	r.retimed[0] = (kt_retimed){.eval = 0, .us = 3.3, .ci_us = 0.02, .tie = 1, .paired = 1, .gap_ci_us = 0.06};
 	r.retimed[1] = (kt_retimed){.eval = 1, .us = 3.25, .ci_us = 0.01, .tie = 1};
 	r.nretimed = 2;
 	text = kt_record_json(&k, &prob, &r, NULL, &err);
@@ -476,6 +476,9 @@ static void test_retimed(void)
 		CHECK_INT(back.retimed[i].eval, r.retimed[i].eval);
 		CHECK(back.retimed[i].us == r.retimed[i].us && back.retimed[i].ci_us == r.retimed[i].ci_us);
 		CHECK_INT(back.retimed[i].tie, 1);
+		/* the interval of the difference, where the blocks paired them (not for the second) */
+		CHECK_INT(back.retimed[i].paired, r.retimed[i].paired);
+		CHECK(back.retimed[i].gap_ci_us == r.retimed[i].gap_ci_us);
 	}
 	/* The choice's time is its re-timed one, 3.25 here as in the sweep: no sweep_us. */
 	CHECK(rec.time_us == 3.25);

@@ -288,6 +288,21 @@ static fake_mode parse_mode(const char *s, size_t n)
 	return M_OK;
 }
 
+/* The value of the last `KEY P=V VALUE` line in text whose setting P=V the text holds too (a
+ * variant's parameter), its leading blanks skipped; NULL when none holds. */
+static const char *held_rule(const char *text, const char *key)
+{
+	const char *v = NULL;
+	size_t k = strlen(key);
+	for (const char *p = strstr(text, key); p; p = strstr(p + 1, key)) {
+		const char *pv = p + k;
+		size_t n = strcspn(pv, " \t\r\n");
+		if (has_setting(text, pv, n))
+			v = pv + n + strspn(pv + n, " \t");
+	}
+	return v;
+}
+
 /* Reads the fake- lines of a module into f. */
 static void configure(const char *text, fake_fn *f)
 {
@@ -296,31 +311,17 @@ static void configure(const char *text, fake_fn *f)
 	const char *p;
 	if ((p = strstr(text, "fake-time-us: ")))
 		f->time_us = atof(p + 14);
-	for (p = strstr(text, "fake-rule-us: "); p; p = strstr(p + 1, "fake-rule-us: ")) {
-		const char *pv = p + 14;
-		size_t n = strcspn(pv, " \t\r\n");
-		if (has_setting(text, pv, n))
-			f->time_us = atof(pv + n);
-	}
+	if ((p = held_rule(text, "fake-rule-us: ")))
+		f->time_us = atof(p);
 	double base = f->time_us;
 	if ((p = strstr(text, "fake-mode: ")))
 		f->mode = parse_mode(p + 11, strcspn(p + 11, " \t\r\n"));
-	for (p = strstr(text, "fake-rule: "); p; p = strstr(p + 1, "fake-rule: ")) {
-		const char *pv = p + 11;
-		size_t n = strcspn(pv, " \t\r\n");
-		const char *m = pv + n + strspn(pv + n, " \t");
-		if (has_setting(text, pv, n))
-			f->mode = parse_mode(m, strcspn(m, " \t\r\n"));
-	}
+	if ((p = held_rule(text, "fake-rule: ")))
+		f->mode = parse_mode(p, strcspn(p, " \t\r\n"));
 	f->stream = strstr(text, "fake-stream") != NULL;
 	f->boost_us = (p = strstr(text, "fake-boost-us: ")) ? atof(p + 15) : 0;
 	f->drift = (p = strstr(text, "fake-drift: ")) ? atof(p + 12) : 0;
-	for (p = strstr(text, "fake-drift-phase: "); p; p = strstr(p + 1, "fake-drift-phase: ")) {
-		const char *pv = p + 18;
-		size_t n = strcspn(pv, " \t\r\n");
-		if (has_setting(text, pv, n))
-			f->phase = atof(pv + n);
-	}
+	f->phase = (p = held_rule(text, "fake-drift-phase: ")) ? atof(p) : 0;
 	for (p = strstr(text, "fake-best: "); p; p = strstr(p + 1, "fake-best: "))
 		if (!has_setting(text, p + 11, strcspn(p + 11, " \t\r\n")))
 			f->time_us += 0.25 * base;

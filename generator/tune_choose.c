@@ -14,6 +14,9 @@
  * the bests, at most SIBLING_MAX in all (a group of six asks 15). */
 enum { SIBLING_TOP = 3, SIBLING_MAX = 16 };
 
+/* A choice's re-timing takes RETIME_BLOCKS blocks, and as many again for a tie it is unsure of. */
+enum { MAX_BLOCKS = 2 * RETIME_BLOCKS };
+
 /* ---- the end of a task: time its rivals again, together, and choose ---------------------------- */
 
 /* The unit that measured eval i of task ta: nvcc's where NVRTC stood in for it (the eval was
@@ -88,7 +91,7 @@ static int compute_bound(const task *ta)
  * block. */
 static void intervals(const task *ta, kt_retimed *c, size_t k, const double *med, size_t nb)
 {
-	double v[RETIME_BLOCKS * 2], gap;
+	double v[MAX_BLOCKS], gap;
 	if (!nb)
 		return;
 	for (size_t i = 0; i < k; i++) {
@@ -112,7 +115,7 @@ static void retime_rivals(tuner *tu, task *ta, kt_retimed *c, size_t k)
 		sum += c[i].us + RETIME_LAUNCH_US;
 	double want = RETIME_BLOCK_US / (sum > 0 ? sum : 1);
 	int rounds = want < RETIME_MIN_ROUNDS ? RETIME_MIN_ROUNDS : want > RETIME_MAX_ROUNDS ? RETIME_MAX_ROUNDS : (int)want;
-	double *med = kt_xcalloc(2 * RETIME_BLOCKS * k, sizeof *med);
+	double *med = kt_xcalloc(MAX_BLOCKS * k, sizeof *med);
 	double warm = fmin(RETIME_WARM_FACTOR * sum, RETIME_WARM_US);
 	if (compute_bound(ta) && sum > 0 && warm >= sum)
 		(void)retime(tu, ta, c, k, (int)(warm / sum), med); /* the results are dropped */

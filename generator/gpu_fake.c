@@ -27,6 +27,8 @@
  *   fake-boost-us: B        a launch takes FAKE_BOOST of its time until the fake GPU has been busy
  *                           B microseconds with such kernels: a boost clock that sustained load
  *                           ends, as a power limit does
+ *   fake-launched: P=V PATH when the text also holds `#define P V`, a launch creates the file PATH
+ *                           (so that a test can hold another variant's compile until this one ran)
  *
  * Time is a fake clock that launches and copies advance, so events measure it exactly.  So that
  * tests can tell how the worker timed, a variant's launch takes less when its input x was touched
@@ -67,6 +69,7 @@ typedef struct fake_fn {
 	double boost_us; /* fake-boost-us: boosted while the GPU's busy time is under this */
 	double drift;    /* fake-drift: how far its time wanders with the fake clock, a fraction */
 	double phase;    /* fake-drift-phase: where in its wandering it is (radians) */
+	char launched[512]; /* fake-launched: the file a launch creates; "": none */
 } fake_fn;
 
 typedef struct fake_mod {
@@ -322,6 +325,8 @@ static void configure(const char *text, fake_fn *f)
 	f->boost_us = (p = strstr(text, "fake-boost-us: ")) ? atof(p + 15) : 0;
 	f->drift = (p = strstr(text, "fake-drift: ")) ? atof(p + 12) : 0;
 	f->phase = (p = held_rule(text, "fake-drift-phase: ")) ? atof(p) : 0;
+	if ((p = held_rule(text, "fake-launched: ")))
+		snprintf(f->launched, sizeof f->launched, "%.*s", (int)strcspn(p, " \t\r\n"), p);
 	for (p = strstr(text, "fake-best: "); p; p = strstr(p + 1, "fake-best: "))
 		if (!has_setting(text, p + 11, strcspn(p + 11, " \t\r\n")))
 			f->time_us += 0.25 * base;
@@ -559,6 +564,9 @@ static int run_launch(fake_gpu *g, fake_fn *f, const int64_t grid[3], const int6
 	touch_as(g, out, bytes, f->stream);
 	g->clock_us += t;
 	log_launch(g, f, grid, params);
+	FILE *mark = f->launched[0] ? fopen(f->launched, "w") : NULL;
+	if (mark)
+		fclose(mark);
 	return 0;
 }
 

@@ -590,6 +590,7 @@ static int pipeline(tuner *tu, kt_err *err)
 		if (rc == 0)
 			rc = tu_measure_ready(tu, err);
 		charge(tu);
+		tu_tell_due(tu); /* what was measured, or failed, this turn lets its successors be told */
 		int finished = 0; /* one re-timing a turn: the compile slots are refilled between */
 		for (size_t k = 0; k < tu->ntasks; k++)
 			if (tu_is_active(&tu->tasks[k]))
@@ -642,6 +643,7 @@ static void tuner_free(tuner *tu)
 	free(tu->pending);
 	list_free(&tu->waiting);
 	list_free(&tu->ready);
+	list_free(&tu->untold);
 	for (size_t k = 0; k < tu->ntasks; k++) {
 		task *ta = &tu->tasks[k];
 		if (ta->search)

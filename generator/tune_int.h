@@ -153,6 +153,7 @@ typedef struct tuner {
 	double slot_t0[NSLOTS]; /* when its batch started */
 	int next_slot;    /* of the batches' SLOTS; CONFIRM is used by nothing else */
 	candlist waiting, ready;
+	candlist untold;  /* measured, not yet told: a steered search is told in the order it asked */
 	idlist later;     /* units made outside a refill, for the next compile batch */
 	kt_pool *pool;
 	char *workdir;
@@ -169,6 +170,8 @@ typedef struct tuner {
 int tu_is_active(const task *ta);
 /* Tells task ta's search the result of space index idx (when it asked for it). */
 void tu_tell(task *ta, size_t idx);
+/* Tells the measured candidates whose turn it is (tune_measure.c). */
+void tu_tell_due(tuner *tu);
 /* Records candidate c's result: a new eval, or the confirmed one of a stand-in. */
 kt_eval *tu_put_eval(tuner *tu, const cand *c, kt_status st, const char *msg, const kt_unit *u);
 void tu_list_add(candlist *l, const cand *c);

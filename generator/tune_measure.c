@@ -20,21 +20,44 @@ static int by_seq(const void *a, const void *b)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-/* Whether a ready candidate may be measured now: its task is searching, and, for a search
- * steered by its results, nothing it asked before this one still compiles, so that it is told in
- * the order it asked, however the compiles end.  (Random and exhaustive orders do not depend on
- * what they are told: theirs are measured as they come.) */
+/* Whether a ready candidate may be measured now: its task is searching.  A candidate of a search
+ * steered by its results is measured as soon as its unit compiled, but told only when nothing
+ * its search asked before it is still to be measured (tu_tell_due), so that the search hears its
+ * results in the order it asked, however the compiles end, and the GPU measures while a slow
+ * unit still compiles.  (Random and exhaustive orders do not depend on what they are told:
+ * theirs are told as they come.) */
 static int in_turn(const tuner *tu, const cand *c)
 {
-	const task *ta = &tu->tasks[c->task];
-	if (!tu_is_active(ta))
-		return 0;
-	if (!ta->search || !kt_search_steered(ta->search))
-		return 1;
-	for (size_t i = 0; i < tu->waiting.n; i++)
-		if (tu->waiting.v[i].task == c->task && tu->waiting.v[i].seq < c->seq)
-			return 0;
+	return tu_is_active(&tu->tasks[c->task]);
+}
+
+/* Whether candidate c's result may be told: nothing its search asked before it is on its way. */
+static int tell_due(const tuner *tu, const cand *c)
+{
+	const candlist *ahead[] = {&tu->waiting, &tu->ready, &tu->untold};
+	for (size_t l = 0; l < 3; l++)
+		for (size_t i = 0; i < ahead[l]->n; i++)
+			if (ahead[l]->v[i].task == c->task && ahead[l]->v[i].seq < c->seq)
+				return 0;
 	return 1;
+}
+
+void tu_tell_due(tuner *tu)
+{
+	candlist *u = &tu->untold;
+	qsort(u->v, u->n, sizeof *u->v, by_seq);
+	size_t keep = 0;
+	for (size_t i = 0; i < u->n; i++) { /* in the order asked: one told lets the next go */
+		cand c = u->v[i];
+		u->v[i].task = -1; /* told or moved: no longer ahead of the others */
+		if (!tu_is_active(&tu->tasks[c.task]))
+			continue; /* its search ended without it (a failed task) */
+		if (tell_due(tu, &c))
+			tu_tell(&tu->tasks[c.task], c.idx);
+		else
+			u->v[keep++] = c;
+	}
+	u->n = keep;
 }
 
 /* The candidates of a measuring batch, to its pool's gate: one whose task saw others hang for
@@ -120,7 +143,11 @@ int tu_measure_ready(tuner *tu, kt_err *err)
 		e->raced = e->status == KT_OK && !strcmp(word, "raced");
 		tu->st.raced += e->raced;
 		ta->inflight--;
-		if (!cs[i].confirm)
+		if (cs[i].confirm)
+			continue;
+		if (ta->search && kt_search_steered(ta->search)) /* told in the order asked: tu_tell_due */
+			tu_list_add(&tu->untold, &(cand){.task = cs[i].task, .seq = cs[i].seq, .idx = cs[i].idx});
+		else
 			tu_tell(ta, cs[i].idx);
 	}
 	for (size_t i = 0; i < n; i++) {

@@ -452,6 +452,51 @@ static void test_ended_in_ask(const char *dir)
 	kt_tmpl_free(slow);
 }
 
+/* A steered search's candidate is measured as soon as its unit compiled, though one its search
+ * asked earlier still compiles (it is told in the order asked all the same).  The search's first
+ * seed, A (UNROLL=1), compiles only once a variant of UNROLL=2 has run on the GPU (its compile
+ * waits for the file such a launch creates); every one of those is asked after A: the second
+ * seed, B, and the random start points.  Had they waited for A to be measured, A would have
+ * compiled at the fake compiler's 60 s bound. */
+static void test_measured_as_compiled(const char *dir)
+{
+	char work[600], src[sizeof standin_src + 1400];
+	snprintf(work, sizeof work, "%s/as-compiled-work", dir);
+	snprintf(src, sizeof src,
+		 "%s// fake-compile-wait: BLOCK=64 UNROLL=1 b-ran\n// fake-launched: UNROLL=2 %s/b-ran\n",
+		 standin_src, work);
+	kt_tmpl *t = write_template(dir, "as_compiled.cu.tmpl", src, strlen(src));
+	if (!t)
+		return;
+	kt_err err = {0};
+	uint16_t seeds[2][2];
+	CHECK_INT(kt_tmpl_parse_config(t, "BLOCK=64,UNROLL=1", seeds[0], &err), 0);
+	CHECK_INT(kt_tmpl_parse_config(t, "BLOCK=256,UNROLL=2", seeds[1], &err), 0);
+	int64_t shape[1] = {4096};
+	kt_tune_task task = {.p = {.tmpl = t, .shape = shape, .tc = &fake_tc}, .seeds = seeds[0], .nseeds = 2};
+	kt_tune_opts o = fake_opts(work);
+	o.strategy = "bestfirst";
+	o.budget = 6;
+	o.patience = -1;
+	o.pack = 1; /* each variant its own unit: A's wait holds A alone */
+	double t0 = kt_now();
+	CHECK_INT(kt_tune_batch(&task, 1, &o, &err), 0);
+	CHECK(kt_now() - t0 < 30); /* not the fake compiler's 60 s bound */
+	const kt_tune_result *r = &task.out;
+	CHECK_INT(status_of(t, r, "BLOCK=64,UNROLL=1"), KT_OK);
+	CHECK_INT(status_of(t, r, "BLOCK=256,UNROLL=2"), KT_OK);
+	long a = -1, ran = -1; /* the evaluations, in the order measured: a variant of UNROLL=2 ran first */
+	for (size_t i = 0; i < r->nevals; i++) {
+		if (!memcmp(r->evals[i].cfg, seeds[0], sizeof seeds[0]))
+			a = (long)i;
+		if (ran < 0 && r->evals[i].cfg[1] == seeds[1][1])
+			ran = (long)i;
+	}
+	CHECK(ran >= 0 && a > ran);
+	kt_tune_result_free(&task.out);
+	kt_tmpl_free(t);
+}
+
 int main(void)
 {
 	char *dir = kt_temp_dir(getenv("TMPDIR"), "kt-test-tune-units", NULL);
@@ -467,6 +512,7 @@ int main(void)
 	test_first_batch(dir);
 	test_stand_in(dir);
 	test_ended_in_ask(dir);
+	test_measured_as_compiled(dir);
 	test_measure_turns(dir);
 	kt_remove_tree(dir);
 	free(dir);

@@ -343,16 +343,10 @@ static void test_seeds_and_stop(const kt_tmpl *t)
 	o.jobs = 1;
 	CHECK_INT(kt_tune_batch(&task, 1, &o, &err), 0);
 	kt_tune_result *r = &task.out;
-	/* The seed is asked right after the default, in the first batch, and measured once its unit
-	 * compiled: before anything of the third batch, which is asked only when its slot is free.
-	 * Before it at most the default, a random start point beyond the device's limits (recorded
-	 * when asked), the first batch's other point and the second batch's two (whose units may
-	 * compile first). */
-	long seed_at = -1;
-	for (size_t i = 0; i < r->nevals && seed_at < 0; i++)
-		if (!memcmp(r->evals[i].cfg, best, sizeof best))
-			seed_at = (long)i;
-	CHECK(seed_at >= 1 && seed_at <= 5);
+	/* The seed is asked in the start, right after the default (unit.search), and measured as soon
+	 * as its unit compiled: the other slot's batches may come and go before that, their results
+	 * told after the seed's. */
+	CHECK(find(t, r, "BLOCK=256,UNROLL=4,MODE=good") != NULL);
 	CHECK(r->nevals < 21);                                                  /* it stopped early */
 	CHECK(strncmp(r->stop, "converged: no gain beyond the noise", 35) == 0);
 	CHECK(r->best >= 0 && !memcmp(r->evals[r->best].cfg, best, sizeof best));

@@ -26,7 +26,7 @@ static int by_seq(const void *a, const void *b)
  * results in the order it asked, however the compiles end, and the GPU measures while a slow
  * unit still compiles.  (Random and exhaustive orders do not depend on what they are told:
  * theirs are told as they come.) */
-static int in_turn(const tuner *tu, const cand *c)
+static int may_measure(const tuner *tu, const cand *c)
 {
 	return tu_is_active(&tu->tasks[c->task]);
 }
@@ -92,7 +92,7 @@ int tu_measure_ready(tuner *tu, kt_err *err)
 	candlist keep = {0}, go = {0}; /* the others are kept for later */
 	qsort(tu->ready.v, tu->ready.n, sizeof *tu->ready.v, by_seq);
 	for (size_t i = 0; i < tu->ready.n; i++)
-		tu_list_add(go.n < MEASURE_TURN && in_turn(tu, &tu->ready.v[i]) ? &go : &keep, &tu->ready.v[i]);
+		tu_list_add(go.n < MEASURE_TURN && may_measure(tu, &tu->ready.v[i]) ? &go : &keep, &tu->ready.v[i]);
 	free(tu->ready.v);
 	tu->ready = keep;
 	size_t n = go.n;
@@ -164,7 +164,7 @@ int tu_measure_ready(tuner *tu, kt_err *err)
 int tu_measurable(const tuner *tu)
 {
 	for (size_t i = 0; i < tu->ready.n; i++)
-		if (in_turn(tu, &tu->ready.v[i]))
+		if (may_measure(tu, &tu->ready.v[i]))
 			return 1;
 	return 0;
 }

@@ -110,15 +110,6 @@ int kt_ptxas_parse(const char *log, const char *entry, int *regs, int *smem, int
  * fp32-FMA and tensor-core rate probes). */
 void kt_check_source(kt_buf *out);
 
-/* The worker's code flush, kt_code_flush(unsigned *out), as PTX that the driver compiles for the
- * GPU at hand (sm_75 and later): KT_CODE_FLUSH_STEPS dependent steps of two integer instructions
- * each, 256 KB of machine code on sm_90, run once on every SM before each timed launch with a cold
- * L2 so that the launch meets none of its own code in the SMs' instruction caches (worker_time.c).
- * PTX, not a cubin, so that no tuning run waits for nvcc to assemble it: the driver's JIT cache
- * keeps it after a process's first load. */
-enum { KT_CODE_FLUSH_STEPS = 8192 };
-void kt_code_flush_ptx(kt_buf *out);
-
 /* The line of a compiler's log that says what went wrong (the first that says "error" or "fatal",
  * else the first that is not blank), appended to out; "the compiler failed without a message"
  * when there is none. */

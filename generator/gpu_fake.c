@@ -11,7 +11,6 @@
  *   kt_fma             the arithmetic-rate probe: takes iters * threads * 2 / FAKE_GFLOPS time
  *   kt_spin            holds the stream: advances the clock by its argument (nanoseconds)
  *   kt_l2_flush        reads its buffer (n 16-byte words) at normal priority: leaves the fake's L2 cold
- *   kt_code_flush      leaves the fake's instruction caches holding no variant's code (fake-code-warm)
  *   kt_mma             the tensor-core probe: iters * warps * 4096 / FAKE_TENSOR_GFLOPS time
  *   anything else      "scale": params (float *out, const float *x, int n), out[i] = 2 * x[i]
  *
@@ -30,8 +29,6 @@
  *                           ends, as a power limit does
  *   fake-launched: P=V PATH when the text also holds `#define P V`, a launch creates the file PATH
  *                           (so that a test can hold another variant's compile until this one ran)
- *   fake-code-warm: F       a launch takes F of its time when the kernel ran since the last
- *                           kt_code_flush (its code still in the SMs' instruction caches)
  *
  * Time is a fake clock that launches and copies advance, so events measure it exactly.  So that
  * tests can tell how the worker timed, a variant's launch takes less when its input x was touched
@@ -73,8 +70,6 @@ typedef struct fake_fn {
 	double drift;    /* fake-drift: how far its time wanders with the fake clock, a fraction */
 	double phase;    /* fake-drift-phase: where in its wandering it is (radians) */
 	char launched[512]; /* fake-launched: the file a launch creates; "": none */
-	double code_warm;   /* fake-code-warm: its time's factor with its code cached; 0: none */
-	long code_at;       /* the code flush count at its last launch, plus 1 (0: never launched) */
 } fake_fn;
 
 typedef struct fake_mod {
@@ -119,7 +114,6 @@ typedef struct fake_gpu {
 	double busy_us;         /* time the "scale" kernels ran, for fake-boost-us */
 	long records;           /* events recorded: odd while a timed sample's first event is open */
 	fake_graph *capturing;  /* the graph that launches go to, or NULL */
-	long code_flushes;      /* kt_code_flush launches so far */
 } fake_gpu;
 
 static int fake_count(int *n, char *why, size_t whysz)
@@ -331,7 +325,6 @@ static void configure(const char *text, fake_fn *f)
 	f->boost_us = (p = strstr(text, "fake-boost-us: ")) ? atof(p + 15) : 0;
 	f->drift = (p = strstr(text, "fake-drift: ")) ? atof(p + 12) : 0;
 	f->phase = (p = held_rule(text, "fake-drift-phase: ")) ? atof(p) : 0;
-	f->code_warm = (p = strstr(text, "fake-code-warm: ")) ? atof(p + 16) : 0;
 	if ((p = held_rule(text, "fake-launched: ")))
 		snprintf(f->launched, sizeof f->launched, "%.*s", (int)strcspn(p, " \t\r\n"), p);
 	for (p = strstr(text, "fake-best: "); p; p = strstr(p + 1, "fake-best: "))
@@ -545,11 +538,6 @@ static int run_launch(fake_gpu *g, fake_fn *f, const int64_t grid[3], const int6
 		g->clock_us += (double)bytes / (FAKE_COPY_GBS * 1e3);
 		return 0;
 	}
-	if (!strcmp(f->name, "kt_code_flush")) {
-		g->code_flushes++;
-		g->clock_us += 1.0;
-		return 0;
-	}
 	if (!strcmp(f->name, "kt_fma")) {
 		int64_t threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2];
 		g->clock_us += 2.0 * (double)threads * *(int *)params[1] / (FAKE_GFLOPS * 1e3);
@@ -569,9 +557,7 @@ static int run_launch(fake_gpu *g, fake_fn *f, const int64_t grid[3], const int6
 	void *out = host(*(kt_dptr *)params[0]), *x = host(*(kt_dptr *)params[1]);
 	size_t bytes = (size_t)(*(int *)params[2] > 0 ? *(int *)params[2] : 0) * sizeof(float);
 	double t = f->time_us * (in_l2(g, x, bytes) ? FAKE_WARM : 1.0) * (in_graph ? FAKE_GRAPH : 1.0) *
-		   (g->busy_us < f->boost_us ? FAKE_BOOST : 1.0) * (1 + f->drift * sin(g->clock_us / FAKE_DRIFT_US + f->phase)) *
-		   (f->code_warm > 0 && f->code_at == g->code_flushes + 1 ? f->code_warm : 1.0);
-	f->code_at = g->code_flushes + 1;
+		   (g->busy_us < f->boost_us ? FAKE_BOOST : 1.0) * (1 + f->drift * sin(g->clock_us / FAKE_DRIFT_US + f->phase));
 	g->busy_us += t;
 	run_scale(f, params);
 	touch_as(g, x, bytes, f->stream);

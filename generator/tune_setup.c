@@ -321,15 +321,9 @@ int tu_first_batch(tuner *tu, const int *gpus, int ngpus, kt_err *err)
 	cu = &tu->units[check];
 	if (!cu->u.ok)
 		return kt_fail_internal(err, "the check kernels did not compile:\n%s", cu->u.msg);
-	kt_buf cmd = {0}, ptx = {0};
-	char *code = kt_path_join(tu->workdir, "kt_code_flush.ptx");
-	kt_code_flush_ptx(&ptx);
-	kt_buf_printf(&cmd, "check\t%s\t%s", cu->u.cubin, code);
-	rc = kt_write_atomic(code, ptx.data, ptx.len, err);
-	if (rc == 0)
-		rc = kt_pool_setup(tu->pool, kt_buf_str(&cmd), NULL, err);
-	free(code);
-	kt_buf_free(&ptx);
+	kt_buf cmd = {0};
+	kt_buf_printf(&cmd, "check\t%s", cu->u.cubin);
+	rc = kt_pool_setup(tu->pool, kt_buf_str(&cmd), NULL, err);
 	kt_buf_free(&cmd);
 	for (size_t k = 0; rc == 0 && k < tu->ntasks; k++)
 		if (tu_is_active(&tu->tasks[k]))

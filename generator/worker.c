@@ -516,20 +516,13 @@ static int cmd_problem(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 	return WK_OK;
 }
 
-/* `check CUBIN PTX`: the helper kernels (kt_check_source) and the code flush (kt_code_flush_ptx),
- * which the driver compiles for this GPU on its first load and keeps in its JIT cache. */
 static int cmd_check(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 {
-	void **mods[] = {&w->check_mod, &w->code_mod};
-	for (int i = 0; i < 2; i++) {
-		if (*mods[i])
-			w->ops->unload(w->g, *mods[i]);
-		*mods[i] = NULL;
-		if (read_module(w, f[i], mods[i], err))
-			return WK_ERROR;
-	}
-	if (w->ops->function(w->g, w->code_mod, "kt_code_flush", &w->code_fn))
-		return kt_fail_internal(err, "%s has no kernel kt_code_flush", f[1]), WK_ERROR;
+	if (w->check_mod)
+		w->ops->unload(w->g, w->check_mod);
+	w->check_mod = NULL;
+	if (read_module(w, f[0], &w->check_mod, err))
+		return WK_ERROR;
 	for (int i = 0; i < 2 * KT_NETYPES; i++) {
 		char name[64];
 		snprintf(name, sizeof name, "kt_%s_%s", i < KT_NETYPES ? "check" : "fill", kt_etypes[i % KT_NETYPES].name);
@@ -756,7 +749,7 @@ static int cmd_rate(wk *w, char **f, int nf, kt_buf *reply, kt_err *err)
 
 static const wk_cmd wk_cmds[] = {
 	{"bw", 1, 0, cmd_bw},
-	{"check", 2, 0, cmd_check},
+	{"check", 1, 0, cmd_check},
 	{"eval", -1, 1, cmd_eval},
 	{"problem", -1, 0, cmd_problem},
 	{"rate", -1, 0, cmd_rate},

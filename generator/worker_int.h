@@ -74,7 +74,6 @@ typedef struct wk {
 	void *check_mod, *check_fn[KT_NETYPES], *fill_fn[KT_NETYPES], *rate_fn[KT_NFLOPS_UNITS];
 	void *spin_fn;      /* kt_spin, or NULL: timed launches are then not held back */
 	void *flush_fn;     /* kt_l2_flush: the flush's read (worker_time.c) */
-	void *code_mod, *code_fn; /* kt_code_flush: the flush of the SMs' instruction caches */
 	uint64_t seed;
 	void **ev;
 	size_t nev;

@@ -96,31 +96,19 @@ static int next_set(wk_prob *p)
  * evict_first policy), and evict-first lines are not given up oldest first.  On an H100, a 32 MiB
  * set read normally, then 160 MiB of other sets read evict-first, then the set again: 9.1 us
  * against 14.7 us cold; a gemm that streams its weight evict-first timed 18.0 us in the rotation
- * and 19.1 us after a flush, the same as its twin that does not stream.
- *
- * Then the code: kt_code_flush runs 256 KB of other machine code on every SM, so that the launch
- * fetches its own as a call among other kernels does.  The L2's flush leaves the SMs' instruction
- * caches as the launch before left them, and what ran just before a rival decided what it met
- * there: softmax 4096 x 1024 on an H200, two configurations re-timed together with the default
- * timed 2.3-3.2% apart, and with seven other rivals between their turns 0.1-1.0% apart (the one
- * with the smaller loop unrolled gains where its code survives).  With the code flushed they are
- * 1.8-2.8% apart in either company, and each 2-5% slower (bench/RESULTS.md). */
+ * and 19.1 us after a flush, the same as its twin that does not stream. */
 static int flush(wk *w, kt_err *err)
 {
 	size_t l2 = (size_t)w->info.id.l2_bytes, dirty = w->p->out_bytes < l2 ? w->p->out_bytes : l2;
 	if (dirty && w->ops->memset8(w->g, w->scratch, (unsigned char)(++w->clock), dirty, err))
 		return -1;
-	if (dirty < l2) {
-		kt_dptr from = w->scratch + (w->scratch_bytes - (l2 - dirty));
-		unsigned long long n = (l2 - dirty) / 16;
-		int64_t grid[3] = {(int64_t)w->info.id.sms * 8, 1, 1}, block[3] = {256, 1, 1};
-		void *params[] = {&from, &n, &w->res};
-		if (w->ops->launch(w->g, w->flush_fn, grid, block, 0, params, err))
-			return -1;
-	}
-	int64_t grid[3] = {(int64_t)w->info.id.sms * 2, 1, 1}, block[3] = {128, 1, 1};
-	void *params[] = {&w->res};
-	return w->ops->launch(w->g, w->code_fn, grid, block, 0, params, err);
+	if (dirty == l2)
+		return 0;
+	kt_dptr from = w->scratch + (w->scratch_bytes - (l2 - dirty));
+	unsigned long long n = (l2 - dirty) / 16;
+	int64_t grid[3] = {(int64_t)w->info.id.sms * 8, 1, 1}, block[3] = {256, 1, 1};
+	void *params[] = {&from, &n, &w->res};
+	return w->ops->launch(w->g, w->flush_fn, grid, block, 0, params, err);
 }
 
 /* Queues a sample of tm, between events 2ev and 2ev+1 (ev < 0: untimed, a warm-up).  On the

@@ -626,28 +626,6 @@ static void test_poll(const char *dir)
 		kt_unit_free(&u[i]);
 }
 
-/* The worker's code flush assembles, for sm_80 and sm_90, into at least 192 KB of machine code
- * (256 KB on sm_90): more than an SM's instruction caches hold. */
-static void test_code_flush(const char *nvcc, const char *dir)
-{
-	kt_buf ptx = {0};
-	kt_err err = {0};
-	char src[800], bin[800];
-	snprintf(src, sizeof src, "%s/kt_code_flush.ptx", dir);
-	snprintf(bin, sizeof bin, "%s/kt_code_flush.cubin", dir);
-	kt_code_flush_ptx(&ptx);
-	CHECK_INT(kt_write_atomic(src, ptx.data, ptx.len, &err), 0);
-	const char *archs[] = {"-arch=sm_80", "-arch=sm_90"};
-	for (int i = 0; i < 2; i++) {
-		char *argv[] = {(char *)nvcc, "-cubin", (char *)archs[i], "-o", bin, src, NULL};
-		struct stat st;
-		CHECK_INT(run(argv), 0);
-		CHECK(stat(bin, &st) == 0 && st.st_size >= 192 * 1024);
-		unlink(bin);
-	}
-	kt_buf_free(&ptx);
-}
-
 int main(void)
 {
 	test_ptxas();
@@ -665,7 +643,6 @@ int main(void)
 		if (!dir)
 			return 1;
 		test_nvcc(nvcc, dir);
-		test_code_flush(nvcc, dir);
 		test_pack_template(nvcc, dir);
 		test_pack_failures(nvcc, dir);
 		test_nvrtc_batches(nvcc, dir);

@@ -74,13 +74,8 @@ static kt_pool *pool_for(const char *chk, const char *id, const char *tmpl, cons
 	kt_worker_opts o = {KT_EXE, "fake", 3, ANSWERS_S, ANSWERS_S, NULL};
 	int gpus[1] = {0};
 	kt_pool *p = kt_pool_new(&o, gpus, 1, err);
-	kt_buf cmd = {0}, ptx = {0};
-	char *code = kt_path_join(dir, "kt_code_flush.ptx");
-	kt_code_flush_ptx(&ptx);
-	kt_write_atomic(code, ptx.data, ptx.len, err);
-	kt_buf_printf(&cmd, "check\t%s\t%s", chk, code);
-	free(code);
-	kt_buf_free(&ptx);
+	kt_buf cmd = {0};
+	kt_buf_printf(&cmd, "check\t%s", chk);
 	int rc = p ? kt_pool_setup(p, kt_buf_str(&cmd), NULL, err) : -1;
 	kt_buf_reset(&cmd);
 	kt_buf_printf(&cmd, "problem\t%s\t%s\t%s", id, tmpl, shape);
@@ -372,55 +367,6 @@ static void test_cold_after_normal(void)
 	kt_pool_free(p);
 	char *paths[] = {chk, norm, strm[0], strm[1], strm[2]};
 	for (size_t i = 0; i < 5; i++) {
-		unlink(paths[i]);
-		free(paths[i]);
-	}
-}
-
-/* A cold timing meets none of the kernel's own code in the SMs' instruction caches: a variant
- * that runs in half its time when it ran since the last code flush (fake-code-warm) times its full
- * 40 us with a cold L2, in an eval (whose warm-up and samples run it again and again) and re-timed
- * beside a rival, and 40 * 0.8 (its input in the L2) * 0.5 with a warm L2, where nothing is
- * flushed. */
-static void test_cold_code(void)
-{
-	kt_err err = {0};
-	char *chk = check_module(), *plain = module("plain.cubin", "ok", 40), *warm = kt_path_join(dir, "codewarm.cubin");
-	const char *text = "// fake-code-warm: 0.5\n// fake-time-us: 40\n__global__ void scale(float *out, const float *x, int n) {}\n";
-	kt_write_atomic(warm, text, strlen(text), &err);
-	kt_pool *p = pool_with(chk, "C", "n=4096", &err);
-	CHECK(p != NULL);
-	if (!p)
-		return;
-	kt_buf cmd = {0};
-	kt_buf_printf(&cmd, "problem\tW\t%s\tn=4096\tmeasure.l2=warm", KT_FAKE_DIR "/scale.cu.tmpl");
-	CHECK_INT(kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err), 0);
-	const char *probs[] = {"C", "W"};
-	const double want[] = {40, 16};
-	for (int i = 0; i < 2; i++) {
-		kt_buf_reset(&cmd);
-		kt_buf_printf(&cmd, "ref\t%s\t%s\tscale\t%s", probs[i], plain, cfg);
-		CHECK_INT(kt_pool_setup(p, kt_buf_str(&cmd), NULL, &err), 0);
-		kt_buf_reset(&cmd);
-		kt_buf_printf(&cmd, "eval\t%s\t%s\tscale\t%s", probs[i], warm, cfg);
-		double us = run_one(p, kt_buf_str(&cmd), NULL);
-		if (fabs(us - want[i]) > 1e-3) {
-			check_failed++;
-			fprintf(stderr, "eval on %s: %g us, want %g\n", probs[i], us, want[i]);
-		}
-	}
-	kt_buf_reset(&cmd);
-	kt_buf_printf(&cmd, "retime\tC\t8\t%s\tscale\t%s\t%s\tscale\t%s", warm, cfg, plain, cfg);
-	char *rt = NULL;
-	double m[2] = {0}, sp[2] = {0};
-	run_one(p, kt_buf_str(&cmd), &rt);
-	CHECK(rt && sscanf(rt, "%lf\t%lf\t%lf\t%lf", &m[0], &sp[0], &m[1], &sp[1]) == 4);
-	CHECK(fabs(m[0] - 40) < 1e-3 && fabs(m[1] - 40) < 1e-3);
-	free(rt);
-	kt_buf_free(&cmd);
-	kt_pool_free(p);
-	char *paths[] = {chk, plain, warm};
-	for (size_t i = 0; i < 3; i++) {
 		unlink(paths[i]);
 		free(paths[i]);
 	}
@@ -981,7 +927,6 @@ int main(void)
 	test_measure_modes();
 	test_retime_sets();
 	test_cold_after_normal();
-	test_cold_code();
 	test_sms_grid();
 	test_timing_cost();
 	test_ref_timing();

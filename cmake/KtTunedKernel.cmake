@@ -156,6 +156,11 @@ for that configure run (``KT_RETUNE=ON cmake -S . -B build``).
 ``KT_TUNE_SECONDS``
   Wall seconds per shape when a miss is tuned.  Empty (default): kt's default, 90; a negative
   value sets no limit.
+``KT_TUNE_ALL_GPUS``
+  ``OFF`` (default): a miss is measured on the first GPU here (the first that
+  ``CUDA_VISIBLE_DEVICES`` leaves).  ``ON``: on every GPU here of the first one's model, a worker
+  each, which shortens a cold configure where measuring is what it waits for; the final timing of
+  a shape's rivals stays on the first GPU.  Leave it ``OFF`` where other work shares those GPUs.
 ``KT_AGENT``
   The planner between tuning rounds, handed to kt in its environment: ``builtin`` (default, the
   deterministic planner), ``llm`` (an OpenAI-compatible agent, see kt's README) or ``off``.
@@ -219,6 +224,7 @@ option(KT_READ_ONLY "kt: never write to the tuning caches" ${_kt_read_only_defau
 option(KT_TUNE "kt: tune on a cache miss when a GPU is present (OFF: cached or default configurations)" ON)
 set(KT_TUNE_BUDGET "" CACHE STRING "kt: evaluations per shape when tuning a miss (empty: kt's default, 400)")
 set(KT_TUNE_SECONDS "" CACHE STRING "kt: seconds per shape when tuning a miss (empty: kt's default, 90)")
+option(KT_TUNE_ALL_GPUS "kt: measure a miss on every GPU here of the first one's model, not the first alone" OFF)
 set(KT_FARM "" CACHE STRING "kt: farm the misses out to Slurm instead of tuning here: ON or settings such as constraint=h100 (empty: off)")
 set(KT_AGENT builtin CACHE STRING "kt: tuning planner: off, builtin or llm")
 set_property(CACHE KT_AGENT PROPERTY STRINGS off builtin llm)
@@ -416,7 +422,7 @@ function(_kt_option_args out)
   elseif(retune AND NOT retune MATCHES "^(OFF|Off|off|FALSE|False|false|NO|No|no|N|n|0|IGNORE)$")
     list(APPEND args "--retune=${retune}")
   endif()
-  foreach(pair "KT_REQUIRE_CACHE_HIT;--require-hit" "KT_READ_ONLY;--read-only")
+  foreach(pair "KT_REQUIRE_CACHE_HIT;--require-hit" "KT_READ_ONLY;--read-only" "KT_TUNE_ALL_GPUS;--all-gpus")
     list(GET pair 0 var)
     list(GET pair 1 flag)
     _kt_option(value ${var})

@@ -44,6 +44,7 @@ static const env_var vars[] = {
 	{"KT_RETUNE", "re-tune: ON (every kernel), OFF, or a kernel-name pattern"},
 	{"KT_TEST_GPU_BACKEND", "tests: the GPU backend of kt generate: fake, in test builds only (kt-fake)"},
 	{"KT_TEST_STORE_PAUSE_MS", "tests: a cache store waits this long before its rename (a crash window)"},
+	{"KT_TUNE_ALL_GPUS", "ON: kt generate tunes on every GPU here of the first one's model, not the first alone"},
 	{"KT_TUNE_BUDGET", "evaluations per shape when a miss is tuned (default 400; < 0: the whole space)"},
 	{"KT_TUNE_ROUNDS", "tuning rounds per shape with a planner (default 2)"},
 	{"KT_TUNE_SECONDS", "seconds per shape when a miss is tuned (default 90; < 0: no limit)"},

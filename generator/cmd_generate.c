@@ -28,11 +28,11 @@ static const char about[] =
 	"table of the GPU it runs on.\n"
 	"A miss is tuned within a budget (default 400 evaluations and 90 seconds per shape and tuning\n"
 	"round; a value below 0 lifts the limit).  Environment (kt env): KT_CACHE_DIR, KT_REMOTE_CACHE,\n"
-	"KT_GPU, KT_RETUNE, KT_REQUIRE_CACHE_HIT, KT_TUNE_BUDGET, KT_TUNE_SECONDS, KT_TUNE_STRATEGY stand\n"
-	"in for the options of the same meaning when these are not given; KT_AGENT (off, builtin: the\n"
-	"default, llm) chooses the planner between tuning rounds of a miss, KT_TUNE_ROUNDS their number\n"
-	"(default 2).  With --farm or KT_FARM, the misses are farmed out to a Slurm cluster's GPUs\n"
-	"instead (kt farm, docs/farm.md).";
+	"KT_GPU, KT_RETUNE, KT_REQUIRE_CACHE_HIT, KT_TUNE_BUDGET, KT_TUNE_SECONDS, KT_TUNE_STRATEGY,\n"
+	"KT_TUNE_ALL_GPUS stand in for the options of the same meaning when these are not given;\n"
+	"KT_AGENT (off, builtin: the default, llm) chooses the planner between tuning rounds of a miss,\n"
+	"KT_TUNE_ROUNDS their number (default 2).  With --farm or KT_FARM, the misses are farmed out to\n"
+	"a Slurm cluster's GPUs instead (kt farm, docs/farm.md).";
 
 #define NOT_GIVEN LLONG_MIN
 
@@ -85,6 +85,8 @@ typedef struct run_args {
 	{"budget", KT_OPT_INT, &(ra)->budget, "N", "evaluations per tuned shape (default 400; < 0: the whole space)"},  \
 	{"seconds", KT_OPT_INT, &(ra)->seconds, "S", "wall seconds per tuned shape (default 90; < 0: no limit)"},      \
 	{"strategy", KT_OPT_STR, &(ra)->o.strategy, "NAME", "search strategy when tuning (default auto)"},              \
+	{"all-gpus", KT_OPT_FLAG, &(ra)->o.all_gpus, NULL,                                                              \
+	 "tune on every GPU here of the first one's model, not the first alone (else $KT_TUNE_ALL_GPUS)"},               \
 	{"report", KT_OPT_STR, &(ra)->o.report, "FILE", "after a run that tuned, its records' HTML report (kt report)"}, \
 	{"trace", KT_OPT_STR, &(ra)->o.trace, "FILE", "after a run that tuned, where its time went, for Perfetto (kt tune --trace)"}, \
 	{"farm", KT_OPT_STR, &(ra)->farm, "SPEC", "farm the misses out to Slurm instead of tuning here (docs/farm.md; else $KT_FARM)"}, \
@@ -181,6 +183,7 @@ static int apply_environment(run_args *ra, kt_agent_cfg *agent, kt_llm_config *l
 		o->retune = !v || kt_env_false_value(v) ? NULL : kt_env_true("KT_RETUNE") ? "*" : v;
 	}
 	o->require_hit = o->require_hit || kt_env_true("KT_REQUIRE_CACHE_HIT");
+	o->all_gpus = o->all_gpus || kt_env_true("KT_TUNE_ALL_GPUS");
 	o->backend = kt_env("KT_TEST_GPU_BACKEND"); /* tests: "fake" (test builds only) */
 	o->no_nvrtc = kt_env("KT_NVRTC") && kt_env_false_value(kt_env("KT_NVRTC"));
 	kt_err be = {0};

@@ -64,6 +64,8 @@ typedef struct kt_generate_opts {
 	const char *tmpdir;          /* where temporary work directories go; NULL: /tmp */
 	long store_pause_ms;         /* tests only: a cache store waits this long before its rename */
 	int no_nvrtc;                /* tuning compiles with nvcc only (KT_NVRTC=0) */
+	int all_gpus;                /* tune on every GPU here of the first one's model, a worker each (tune.h's
+				      * gpu -1); 0: on the first alone */
 	/* The budget of one tuning round of a shape on a miss (tune.h): evaluations and wall seconds
 	 * (0: the defaults below; < 0: no limit), and the search strategy (NULL: auto). */
 	long budget;

@@ -161,7 +161,7 @@ int gen_tune_misses(run *rn, kt_err *err)
 	kt_tune_opts to = {.backend = o->backend, .seed = 1, .strategy = o->strategy, .tmpdir = o->tmpdir,
 			   .budget = o->budget == 0 ? KT_GENERATE_BUDGET : o->budget,
 			   .seconds = o->seconds == 0 ? KT_GENERATE_SECONDS : o->seconds, .progress = &batch,
-			   .ceilings = &ceil, .no_nvrtc = o->no_nvrtc};
+			   .ceilings = &ceil, .no_nvrtc = o->no_nvrtc, .gpu = o->all_gpus ? -1 : 0};
 	kt_agent_planner ap = {0};
 	kt_planner seam;
 	kt_err pe = {0};
@@ -184,12 +184,16 @@ int gen_tune_misses(run *rn, kt_err *err)
 	for (size_t m = 0; m < n; m++)
 		for (int k = 0; k < tasks[m].out.n; k++)
 			evals += tasks[m].out.v[k].result.nevals;
+	kt_buf gpus = {0}; /* where the jobs went, when more than one GPU measured */
+	for (int i = 0; st.ngpus > 1 && i < st.ngpus && i < KT_TUNE_MAX_GPUS; i++)
+		kt_buf_printf(&gpus, "%s %d (%zu jobs)", i ? "," : "; GPUs:", st.gpu[i], st.gpu_jobs[i]);
 	if (n && rc == 0)
 		gen_note(o, "kt: tuned %zu shape%s in %.1f s: %zu evaluations (%.0f/s), %d variants compiled (%d reused at "
 			"another shape), %d raced; measuring %.1f s, waiting for nvcc %.1f s, setup %.1f s, the first "
-			"measurement after %.1f s",
+			"measurement after %.1f s%s",
 		     n, n == 1 ? "" : "s", secs, evals, secs > 0 ? (double)evals / secs : 0.0, st.compiled, st.reused,
-		     st.raced, st.measure_s, st.compile_wait_s, st.setup_s, st.first_measure_s);
+		     st.raced, st.measure_s, st.compile_wait_s, st.setup_s, st.first_measure_s, kt_buf_str(&gpus));
+	kt_buf_free(&gpus);
 	if (n && rc == 0 && c0)
 		kt_cache_ceilings_store(c0, &rn->g[tg[0]].target.id, &ceil);
 	for (size_t m = 0; m < n; m++) {

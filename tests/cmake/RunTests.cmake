@@ -497,6 +497,24 @@ set(KT_GPUS "NVIDIA A100-SXM4-80GB;NVIDIA H200" CACHE STRING "")
   expect_match(cfg "no record in the user or project cache names this GPU" "the error")
 endfunction()
 
+# KT_TUNE_ALL_GPUS=ON reaches kt generate as --all-gpus, and only then (what kt generate does
+# with it: cli.generate_gpus_*).  The kt here is a script that prints its arguments and fails.
+function(test_all_gpus)
+  copy_project("${FIXTURE}" src)
+  file(WRITE "${WORK}/kt-args.sh" "#!/bin/sh\necho \"kt-args: $*\"\nexit 3\n")
+  file(CHMOD "${WORK}/kt-args.sh" PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
+  foreach(value ON OFF)
+    configure(src build-${value} -DKT_FIXTURE_MODE=subdir -DKT_CASE=Scale "-DKT_EXECUTABLE=${WORK}/kt-args.sh"
+      -DKT_TUNE_ALL_GPUS=${value})
+    expect_match(cfg "kt-args: generate --batch " "kt generate's arguments")
+    if(value AND NOT cfg_out MATCHES "kt-args: generate [^\n]* --all-gpus")
+      fail("KT_TUNE_ALL_GPUS=ON: expected --all-gpus among kt generate's arguments" "${cfg_out}")
+    elseif(NOT value AND cfg_out MATCHES "--all-gpus")
+      fail("KT_TUNE_ALL_GPUS=OFF: expected no --all-gpus" "${cfg_out}")
+    endif()
+  endforeach()
+endfunction()
+
 if(NOT COMMAND "test_${TEST}")
   message(FATAL_ERROR "RunTests.cmake: no test '${TEST}'")
 endif()

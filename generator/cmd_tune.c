@@ -225,10 +225,10 @@ static void print_stats(const kt_tune_stats *st, int n)
 		       "intervals' width made one\n",
 		       st->retime_more);
 	if (st->ngpus > 1) {
-		printf("  GPUs:");
-		for (int i = 0; i < st->ngpus && i < KT_TUNE_MAX_GPUS; i++)
-			printf("%s %d (%zu jobs)", i ? "," : "", st->gpu[i], st->gpu_jobs[i]);
-		putchar('\n');
+		kt_buf gpus = {0};
+		kt_tune_stats_gpus(st, &gpus);
+		printf("  GPUs:%s\n", kt_buf_str(&gpus));
+		kt_buf_free(&gpus);
 	}
 }
 

@@ -185,8 +185,10 @@ int gen_tune_misses(run *rn, kt_err *err)
 		for (int k = 0; k < tasks[m].out.n; k++)
 			evals += tasks[m].out.v[k].result.nevals;
 	kt_buf gpus = {0}; /* where the jobs went, when more than one GPU measured */
-	for (int i = 0; st.ngpus > 1 && i < st.ngpus && i < KT_TUNE_MAX_GPUS; i++)
-		kt_buf_printf(&gpus, "%s %d (%zu jobs)", i ? "," : "; GPUs:", st.gpu[i], st.gpu_jobs[i]);
+	if (st.ngpus > 1) {
+		kt_buf_printf(&gpus, "; GPUs:");
+		kt_tune_stats_gpus(&st, &gpus);
+	}
 	if (n && rc == 0)
 		gen_note(o, "kt: tuned %zu shape%s in %.1f s: %zu evaluations (%.0f/s), %d variants compiled (%d reused at "
 			"another shape), %d raced; measuring %.1f s, waiting for nvcc %.1f s, setup %.1f s, the first "

@@ -148,6 +148,10 @@ int gen_tune_misses(run *rn, kt_err *err)
 	free(probs);
 	free(nseeds);
 	free(why);
+	int alike = n && !o->all_gpus ? kt_tune_gpus_alike(o->backend) : 0;
+	if (alike > 1)
+		gen_note(o, "kt: %d GPUs here are %ss; the misses are measured on the first alone (KT_TUNE_ALL_GPUS=ON: on all "
+			    "%d)", alike, rn->info.id.name, alike);
 	kt_progress batch;
 	kt_buf blabel = {0};
 	kt_buf_printf(&blabel, "%s", n == 1 ? kt_buf_str(&labels[0]) : "");

@@ -71,6 +71,18 @@ static int pick_gpus(const kt_tune_opts *o, kt_gpu_info *info, int **gpus, int *
 	return 0;
 }
 
+int kt_tune_gpus_alike(const char *backend)
+{
+	kt_tune_opts o = {.backend = backend, .gpu = -1};
+	kt_gpu_info info;
+	int *gpus = NULL, n = 0;
+	kt_err e = {0};
+	if (pick_gpus(&o, &info, &gpus, &n, &e))
+		n = 0;
+	free(gpus);
+	return n;
+}
+
 /* ---- the work directory ------------------------------------------------------------------------ */
 
 static int make_workdir(tuner *tu, kt_err *err)

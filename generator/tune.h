@@ -143,6 +143,10 @@ void kt_tune_stats_gpus(const kt_tune_stats *st, kt_buf *out);
 int kt_tune_gpus(const char *backend, char *why, size_t whysz);
 int kt_tune_gpu_info(const char *backend, int ordinal, kt_gpu_info *info, kt_err *err);
 
+/* How many GPUs tuning with gpu -1 measures on: GPU 0 and those of its name and compute
+ * capability.  0 when there is no GPU. */
+int kt_tune_gpus_alike(const char *backend);
+
 /* The configuration that is most robust across several tuned shapes: among those measured at
  * the most shapes, the one with the smallest worst-case slowdown against each shape's best
  * (a configuration that failed at a shape where it was measured is never chosen).  Writes it to

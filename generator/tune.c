@@ -291,7 +291,7 @@ int kt_tune_patience(const kt_tmpl *t)
 
 void kt_tune_stats_gpus(const kt_tune_stats *st, kt_buf *out)
 {
-	for (int i = 0; st->ngpus > 1 && i < st->ngpus && i < KT_TUNE_MAX_GPUS; i++)
+	for (int i = 0; i < st->ngpus && i < KT_TUNE_MAX_GPUS; i++)
 		kt_buf_printf(out, "%s %d (%zu jobs)", i ? "," : "", st->gpu[i], st->gpu_jobs[i]);
 }
 

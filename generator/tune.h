@@ -135,8 +135,8 @@ int kt_tune_patience(const kt_tmpl *t);
  * (out->best is then -1); -1 with err set when it could not be tuned. */
 int kt_tune(const kt_problem *p, const kt_tune_opts *o, kt_tune_result *out, kt_err *err);
 
-/* Appends the GPUs that measured and the jobs each finished, " 0 (812 jobs), 1 (790 jobs)", when
- * more than one did; nothing else. */
+/* Appends the GPUs that measured and the jobs each finished: " 0 (812 jobs), 1 (790 jobs)".  The
+ * callers name them only when more than one did. */
 void kt_tune_stats_gpus(const kt_tune_stats *st, kt_buf *out);
 
 /* How many GPUs the backend sees (0 with the reason in why), and GPU ordinal's identity. */
